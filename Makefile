@@ -1,0 +1,49 @@
+# pcdedup: the front door. `make test` runs every test, `make bench` the
+# benchmarks. See README.md.
+
+KERNEL_IMAGE = build/kernel-patched/arch/x86/boot/bzImage
+
+.PHONY: all deps tree kernel kernel-stock kernel-debug export-patches \
+	patches-check checkpatch shell tool test test-debug clean
+
+all: kernel tool
+
+deps:
+	@scripts/deps.sh
+
+tree: deps
+	@scripts/tree.sh
+
+kernel: tree
+	@scripts/kernel-build.sh patched
+
+kernel-stock: tree
+	@scripts/kernel-build.sh stock
+
+kernel-debug: tree
+	@scripts/kernel-build.sh debug
+
+export-patches:
+	@scripts/export-patches.sh
+
+patches-check:
+	@scripts/patches-check.sh
+
+checkpatch: tree
+	@scripts/checkpatch.sh
+
+tool: deps
+	@$(MAKE) -s -C dedup all
+
+shell: kernel
+	@vm/run --interactive
+
+test: kernel tool
+	@tests/run --kernel $(KERNEL_IMAGE)
+
+test-debug: kernel-debug tool
+	@tests/run --kernel build/kernel-debug/arch/x86/boot/bzImage --timeout-scale 4
+
+clean:
+	rm -rf build/kernel-* build/config-* build/runs
+	$(MAKE) -s -C dedup clean

@@ -1,0 +1,77 @@
+#!/bin/bash
+# vm: --disk scratch:2G --disk thin:4G --mem 1G
+# timeout: 300
+# Smoke test of the workbench: the booted kernel is the one just built, and
+# the filesystems and facilities that every other suite needs work.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+kbuild=${PCDEDUP_KBUILD:?}
+
+uts=$(sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$kbuild/include/generated/utsversion.h")
+release=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kbuild/include/generated/utsrelease.h")
+expect_eq kernel-release "$release" "$(uname -r)"
+expect_eq kernel-build-version "$uts" "$(uname -v)"
+check kernel-config-matches-build cmp <(zcat /proc/config.gz) "$kbuild/.config"
+check config-overlayfs grep -qx CONFIG_OVERLAY_FS=y <(zcat /proc/config.gz)
+expect_eq cpus 2 "$(nproc)"
+
+# overlayfs mounts and copies up
+o=/tmp/ovl
+mkdir -p $o/lower $o/upper $o/work $o/merged
+echo lower >$o/lower/file
+mount -t overlay overlay -o lowerdir=$o/lower,upperdir=$o/upper,workdir=$o/work $o/merged
+echo changed >>$o/merged/file
+expect_eq overlay-copy-up "lower changed" "$(tr '\n' ' ' <$o/upper/file | sed 's/ $//')"
+expect_eq overlay-lower-untouched lower "$(cat $o/lower/file)"
+umount $o/merged
+
+# XFS and ext4 on a scratch disk
+disk=/dev/disk/by-name/scratch
+for fs in xfs ext4; do
+	mkdir -p /mnt/$fs
+	if mkfs.$fs -q "$(realpath $disk)" >/dev/null 2>&1 || mkfs.$fs -F -q "$(realpath $disk)" >/dev/null 2>&1; then
+		mount "$disk" /mnt/$fs
+		head -c 1M /dev/urandom >/mnt/$fs/data
+		sum=$(sha256sum </mnt/$fs/data)
+		umount /mnt/$fs
+		mount "$disk" /mnt/$fs
+		expect_eq "$fs-mount-write-read" "$sum" "$(sha256sum </mnt/$fs/data)"
+		umount /mnt/$fs
+	else
+		fail "$fs-mkfs" "mkfs.$fs failed"
+	fi
+done
+
+# lvm2 thin pool, thin volume, thin snapshot; XFS on both, mounted nouuid
+thin=$(realpath /dev/disk/by-name/thin)
+lvm() { command lvm "$@" >/dev/null 2>&1; }
+if lvm pvcreate -q "$thin" && lvm vgcreate -q smoke "$thin" &&
+	lvm lvcreate -q -L 1G -T smoke/pool && lvm lvcreate -q -V 2G -T smoke/pool -n origin; then
+	pass lvm-thin-volume
+	mkfs.xfs -q /dev/smoke/origin
+	mkdir -p /mnt/origin /mnt/snap
+	mount /dev/smoke/origin /mnt/origin
+	cp /usr/bin/bash /mnt/origin/bash
+	umount /mnt/origin
+	if lvm lvcreate -q -s smoke/origin -n snap && lvm lvchange -q -ay -K smoke/snap; then
+		pass lvm-thin-snapshot
+		mount /dev/smoke/origin /mnt/origin
+		mount -o nouuid /dev/smoke/snap /mnt/snap
+		check xfs-on-snapshot-same-bytes cmp /mnt/origin/bash /mnt/snap/bash
+		check xfs-snapshot-distinct-inode-device test "$(stat -c %d /mnt/origin/bash)" != "$(stat -c %d /mnt/snap/bash)"
+		umount /mnt/snap /mnt/origin
+	else
+		fail lvm-thin-snapshot "lvcreate -s / lvchange -K failed"
+	fi
+	lvm vgchange -q -an smoke || true
+else
+	fail lvm-thin-volume "$(command lvm lvcreate -L 1G -T smoke/pool 2>&1 | tail -n 1)"
+fi
+
+# cgroup v2 memory statistics
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/smoke
+# A file written from inside the group is charged to it (tmpfs: shmem is file).
+sh -c 'echo $$ >/sys/fs/cgroup/smoke/cgroup.procs; head -c 4M /dev/zero >/tmp/memcg-probe'
+file=$(awk '$1 == "file" {print $2}' /sys/fs/cgroup/smoke/memory.stat)
+check memcg-file-stat-counts test "${file:-0}" -ge 4194304

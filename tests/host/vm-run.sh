@@ -1,0 +1,36 @@
+#!/bin/bash
+# The harness itself: bad input is refused with a clear error, and the
+# guest command's exit status comes back (so a failing command fails a run).
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+cd "$(dirname "$0")/../.."
+
+refused() { # NAME EXPECTED-MESSAGE-PART ARGS...
+	local name=$1 msg=$2 out rc=0
+	shift 2
+	out=$(vm/run "$@" 2>&1) || rc=$?
+	if [ $rc = 2 ] && [[ $out == *"$msg"* ]]; then pass "$name"; else fail "$name" "rc=$rc: $out"; fi
+}
+refused usage-missing-kernel "not found" --kernel /nonexistent -- true
+refused usage-unknown-option "unknown option" --frobnicate -- true
+refused usage-bad-disk-size "bad --disk" --disk data:lots -- true
+refused usage-zero-disk-size "must not be zero" --disk data:0 -- true
+refused usage-bad-mem "bad --mem" --mem 2X -- true
+refused usage-no-command "no command" --mem 1G
+refused usage-duplicate-disk "given twice" --disk a:1M --disk a:1M -- true
+
+kernel=${PCDEDUP_KERNEL:-build/kernel-patched/arch/x86/boot/bzImage}
+if [ ! -f "$kernel" ]; then
+	skip guest-exit-status "no kernel built"
+	exit 0
+fi
+rc=0
+out=$(vm/run --kernel "$kernel" --mem 256M --timeout 120 -- sh -c 'echo from-guest; exit 3' 2>&1) || rc=$?
+expect_eq guest-exit-status-returned 3 "$rc"
+if [[ $out == *from-guest* ]]; then pass guest-output-shown; else fail guest-output-shown "$out"; fi
+rc=0
+vm/run --kernel "$kernel" --mem 256M --timeout 120 -- false >/dev/null 2>&1 || rc=$?
+expect_eq guest-failing-command-fails-run 1 "$rc"
+rc=0
+vm/run --kernel "$kernel" --mem 256M --timeout 20 -- sleep 100 >/dev/null 2>&1 || rc=$?
+expect_eq guest-timeout-detected 124 "$rc"
