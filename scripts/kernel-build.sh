@@ -22,8 +22,10 @@ stock)
 debug) fragments+=("$repo/vm/kernel-debug.config") ;;
 *) echo "kernel-build: unknown variant '$variant'" >&2; exit 2 ;;
 esac
-out=$repo/build/kernel-$variant
-gen=$repo/build/config-$variant
+# A separate worktree can be built with PCDEDUP_KSRC and PCDEDUP_KOUT.
+src=${PCDEDUP_KSRC:-$src}
+out=${PCDEDUP_KOUT:-$repo/build/kernel-$variant}
+gen=$repo/build/config-$(basename "$out")
 mkdir -p "$out" "$gen"
 
 export CCACHE_BASEDIR=$repo/build CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=10G
@@ -51,6 +53,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 cmp -s "$gen/.config" "$out/.config" || cp "$gen/.config" "$out/.config"
 
-echo "kernel-build: $variant (O=build/kernel-$variant)"
+echo "kernel-build: $variant (O=${out#"$repo"/})"
 "${kmake[@]}" O="$out" -j"$(($(nproc) + 1))" bzImage
 echo "kernel-build: $out/arch/x86/boot/bzImage"
