@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "fileops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int open_walked(const struct work_item *it, struct stat *stp,
+		char *why, size_t whylen)
+{
+	/*
+	 * O_NOFOLLOW and O_NONBLOCK: if a symlink or a FIFO took the file's
+	 * place since the walk, fail or return at once instead of following
+	 * or hanging. O_NOATIME: hashing a tree should not write every inode;
+	 * only the owner (or CAP_FOWNER) may ask for it, so retry without.
+	 */
+	const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	struct stat st;
+	int fd = open(it->path, flags | O_NOATIME);
+
+	if (fd < 0 && errno == EPERM)
+		fd = open(it->path, flags);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot open: %s", errstr(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		snprintf(why, whylen, "cannot stat: %s", errstr(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_dev != it->st.st_dev ||
+	    st.st_ino != it->st.st_ino) {
+		snprintf(why, whylen, "replaced by another file during the walk");
+		close(fd);
+		return -1;
+	}
+	if (stp)
+		*stp = st;
+	return fd;
+}
+
+const char *xattr_reason(int err)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return "permission denied (trusted.* needs CAP_SYS_ADMIN)";
+	case ENOTSUP:
+		return "the filesystem does not support extended attributes";
+	case EROFS:
+		return "read-only filesystem";
+	default:
+		return errstr(err);
+	}
+}

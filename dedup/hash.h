@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SHA-256 of a whole file, streamed through OpenSSL's EVP interface, with a
+ * check that the file did not change while it was read: a key must describe
+ * one consistent version of the content or none at all.
+ */
+#ifndef PCDEDUP_HASH_H
+#define PCDEDUP_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "key.h"
+
+/* Read size per call: large, so hashing, not system calls, sets the pace. */
+#define HASH_DEFAULT_BUFSIZE	(1024 * 1024)
+
+/* Test hook: microseconds to sleep after each chunk, from the environment. */
+#define HASH_DELAY_ENV		"PCDEDUP_TEST_HASH_DELAY_US"
+
+/* Per-thread hashing state; not shared between threads. */
+struct hasher {
+	void *ctx;		/* EVP_MD_CTX, reused for every file */
+	void *md;		/* EVP_MD for SHA-256 */
+	uint8_t *buf;
+	size_t bufsize;
+	unsigned long delay_us;	/* from HASH_DELAY_ENV, 0 normally */
+	/* Unit-test hook, called after each chunk with the bytes read so far. */
+	void (*after_chunk)(void *arg, uint64_t done);
+	void *after_chunk_arg;
+};
+
+/*
+ * Set up @h with a read buffer of @bufsize bytes. Reads HASH_DELAY_ENV
+ * (getenv: nobody may change the environment while threads run).
+ * Returns 0, or -1 if memory or OpenSSL fail.
+ */
+int hasher_init(struct hasher *h, size_t bufsize);
+void hasher_free(struct hasher *h);
+
+/*
+ * Hash the open regular file @fd from offset 0 to its end into @key
+ * (digest and size). Fails, with a reason in @why, on a read error and when
+ * the file changed while it was read (size, mtime or ctime moved, or it did
+ * not hold as many bytes as its size said). On success @seen, if not NULL,
+ * gets the file's status as of the hash, to compare with later.
+ */
+int hash_fd(struct hasher *h, int fd, struct content_key *key,
+	    struct stat *seen, char *why, size_t whylen);
+
+#endif

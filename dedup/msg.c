@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "msg.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* Escape sequence for byte @c into @seq (at most 5 bytes), or NULL if none. */
+static const char *escape_byte(unsigned char c, char seq[5])
+{
+	switch (c) {
+	case '\\': return "\\\\";
+	case '\n': return "\\n";
+	case '\t': return "\\t";
+	case '\r': return "\\r";
+	default:
+		break;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		snprintf(seq, 5, "\\%03o", c);
+		return seq;
+	}
+	return NULL;
+}
+
+void put_escaped(FILE *f, const char *s)
+{
+	char seq[5];
+
+	for (; *s; s++) {
+		const char *e = escape_byte((unsigned char)*s, seq);
+
+		if (e)
+			fputs_unlocked(e, f);
+		else
+			putc_unlocked(*s, f);
+	}
+}
+
+char *escape_into(const char *s, char *out, size_t outlen)
+{
+	size_t n = 0;
+	char seq[5];
+
+	if (outlen == 0)
+		return out;
+	for (; *s; s++) {
+		const char *e = escape_byte((unsigned char)*s, seq);
+		char one[2] = { *s, '\0' };
+		size_t len;
+
+		if (!e)
+			e = one;
+		len = strlen(e);
+		if (n + len >= outlen)
+			break;
+		memcpy(out + n, e, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+void path_error(const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	flockfile(stderr);
+	fputs_unlocked("pcdedup: ", stderr);
+	put_escaped(stderr, path);
+	fputs_unlocked(": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	putc_unlocked('\n', stderr);
+	funlockfile(stderr);
+	va_end(ap);
+}
+
+void status_line(const char *status, const char *path)
+{
+	flockfile(stdout);
+	fputs_unlocked(status, stdout);
+	putc_unlocked('\t', stdout);
+	put_escaped(stdout, path);
+	putc_unlocked('\n', stdout);
+	funlockfile(stdout);
+}

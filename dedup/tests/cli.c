@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+const char *bin;
+char fault_lib[PATH_MAX];
+bool have_python;
+
+bool cli_init(void)
+{
+	struct run_spec spec = { .env = NULL };
+	char *py[] = { (char *)"python3", (char *)"-c", (char *)"", NULL };
+	struct run_result r;
+
+	bin = getenv("PCDEDUP_BIN") ? getenv("PCDEDUP_BIN") : "./pcdedup";
+	if (access(bin, X_OK) != 0) {
+		fail("cli-binary", "%s: %s (run from dedup/ after make)", bin, strerror(errno));
+		return false;
+	}
+	if (!realpath("tests/fault_xattr.so", fault_lib))
+		snprintf(fault_lib, sizeof(fault_lib), "tests/fault_xattr.so");
+	run_cmd(&spec, py, &r);
+	have_python = r.status == 0;
+	free_result(&r);
+	return true;
+}
+
+/* Run pcdedup with @env (may be NULL) and the NULL-ended arguments. */
+int pcd_env(struct run_result *r, const char *const *env, ...)
+{
+	char *argv[64];
+	struct run_spec spec = { .env = env };
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = (char *)bin;
+	va_start(ap, env);
+	while (n < 63 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return run_cmd(&spec, argv, r);
+}
+
+/* The key pcdedup must write for @path, built from sha256sum's digest. */
+bool expected_key(const char *path, uint8_t key[48])
+{
+	char hex[65];
+	struct stat st;
+	uint64_t size;
+
+	if (stat(path, &st) != 0 || !sha256sum_hex(path, hex))
+		return false;
+	memset(key, 0, 48);
+	key[0] = 1;	/* version */
+	key[1] = 1;	/* sha256 */
+	key[2] = 32;	/* digest length */
+	size = (uint64_t)st.st_size;
+	for (int i = 0; i < 8; i++)
+		key[8 + i] = (uint8_t)(size >> (8 * i));
+	for (int i = 0; i < 32; i++) {
+		unsigned byte;
+
+		sscanf(hex + 2 * i, "%2x", &byte);
+		key[16 + i] = (uint8_t)byte;
+	}
+	return true;
+}
+
+/* 1 if @path carries exactly the right key, 0 if none, -1 if a wrong one. */
+int key_state(const char *path)
+{
+	uint8_t want[48], got[256];
+	ssize_t n = lgetxattr(path, XATTR, got, sizeof(got));
+
+	if (n < 0)
+		return errno == ENODATA ? 0 : -1;
+	if (!expected_key(path, want))
+		return -1;
+	return n == 48 && memcmp(got, want, 48) == 0 ? 1 : -1;
+}
+
+bool has_key(const char *path)
+{
+	return lgetxattr(path, XATTR, NULL, 0) >= 0;
+}
+
+/* "label:   N" from a summary; -1 if the label is not there. */
+long long counter(const char *text, const char *label)
+{
+	const char *p = text ? strstr(text, label) : NULL;
+
+	if (!p)
+		return -1;
+	p += strlen(label);
+	while (*p == ' ')
+		p++;
+	return strtoll(p, NULL, 10);
+}
+
+/* A line "label<blanks>value..." in @text: the human summary format. */
+bool field_is(const char *text, const char *label, const char *value)
+{
+	const char *p = text;
+	size_t len = strlen(label);
+
+	while (p && *p) {
+		if (strncmp(p, label, len) == 0) {
+			const char *v = p + len;
+
+			while (*v == ' ')
+				v++;
+			if (strncmp(v, value, strlen(value)) == 0)
+				return true;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* One "status\tpath" line of verify's output, path as printed (escaped). */
+bool has_line(const char *out, const char *status, const char *path)
+{
+	char line[PATH_MAX + 64];
+	const char *p = out;
+	size_t len;
+
+	snprintf(line, sizeof(line), "%s\t%s\n", status, path);
+	len = strlen(line);
+	while ((p = strstr(p, line)) != NULL) {
+		if (p == out || p[-1] == '\n')
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+char *copy_of(const char *dir, const char *name, const char *from)
+{
+	char *path = path_join(dir, name);
+	FILE *in = fopen(from, "rb"), *out = fopen(path, "wb");
+	if (in && out) {
+		char buf[65536];
+		size_t n;
+
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			fwrite(buf, 1, n, out);
+	}
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	return path;
+}
+

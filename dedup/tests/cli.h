@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the tests that run the pcdedup binary: running it, reading
+ * its summaries and problem lines, and checking keys byte by byte against
+ * the layout written out here (from sha256sum), not through the tool's
+ * own code.
+ */
+#ifndef PCDEDUP_TEST_CLI_H
+#define PCDEDUP_TEST_CLI_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "harness.h"
+
+#define XATTR "trusted.pcdedup"
+
+extern const char *bin;			/* the pcdedup under test */
+extern char fault_lib[PATH_MAX];	/* tests/fault_xattr.so, absolute */
+extern bool have_python;
+
+/* Find the binary and the tools; false (after a FAIL line) if no binary. */
+bool cli_init(void);
+
+/* Run pcdedup with @env (may be NULL) and the NULL-ended arguments. */
+int pcd_env(struct run_result *r, const char *const *env, ...);
+#define pcd(r, ...) pcd_env(r, NULL, __VA_ARGS__, (char *)NULL)
+#define pcd_with(r, env, ...) pcd_env(r, env, __VA_ARGS__, (char *)NULL)
+
+/* The 48-byte key pcdedup must write for @path. */
+bool expected_key(const char *path, uint8_t key[48]);
+/* 1 if @path carries exactly the right key, 0 if none, -1 if a wrong one. */
+int key_state(const char *path);
+bool has_key(const char *path);
+
+/* "label:   N" from a summary; -1 if the label is not there. */
+long long counter(const char *text, const char *label);
+/* A line "label<blanks>value..." in @text: the human summary format. */
+bool field_is(const char *text, const char *label, const char *value);
+/* One "status\tpath" line of verify's output, path as printed (escaped). */
+bool has_line(const char *out, const char *status, const char *path);
+int count_lines(const char *s);
+/* Copy file @from to @dir/@name; returns the new path. */
+char *copy_of(const char *dir, const char *name, const char *from);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Test harness: one result line per case, as tests/run expects:
+ * "PASS: name", "FAIL: name: why" or "SKIP: name: why". A test program
+ * exits 1 if any case failed, else 0. Helpers for temporary trees and for
+ * running the pcdedup binary with its output captured.
+ */
+#ifndef PCDEDUP_TEST_HARNESS_H
+#define PCDEDUP_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+void pass(const char *name);
+__attribute__((format(printf, 2, 3)))
+void fail(const char *name, const char *fmt, ...);
+__attribute__((format(printf, 2, 3)))
+void skip(const char *name, const char *fmt, ...);
+/* PASS if @ok, else FAIL with the formatted reason. Returns @ok. */
+__attribute__((format(printf, 3, 4)))
+bool expect(const char *name, bool ok, const char *fmt, ...);
+/* Exit status for main(): 1 if any case failed. */
+int harness_exit(void);
+
+/* A fresh directory under $TMPDIR (or /tmp), removed at exit. */
+char *make_tmpdir(const char *tag);
+/* "dir/name" as a new heap string. */
+char *path_join(const char *dir, const char *name);
+
+/* Write @len bytes of deterministic pseudo-random data seeded by @seed. */
+void write_pattern(const char *path, uint64_t len, unsigned seed);
+void write_bytes(const char *path, const void *data, size_t len);
+/* Whole file into a NUL-terminated heap buffer; NULL if unreadable. */
+char *read_text(const char *path);
+
+/* Lowercase hex SHA-256 from the sha256sum program, the independent oracle. */
+bool sha256sum_hex(const char *path, char hex[65]);
+
+/* Can we set trusted.* attributes in @dir? If not, why (for SKIP). */
+bool trusted_xattrs_work(const char *dir, const char **why);
+
+/* How to run a command. */
+struct run_spec {
+	const char *const *env;	/* extra "NAME=value" settings, NULL-ended */
+	uid_t uid;		/* run as this user (and its gid), if as_user */
+	bool as_user;
+};
+
+struct run_result {
+	int status;		/* exit status, or 128 + signal */
+	char *out, *err;	/* captured stdout and stderr */
+};
+
+/* Start @argv (NULL-ended) with output captured; returns the pid. */
+pid_t spawn_cmd(const struct run_spec *spec, char *const argv[],
+		struct run_result *r);
+/* Wait for @pid from spawn_cmd() and fill in @r. */
+void wait_cmd(pid_t pid, struct run_result *r);
+/* spawn_cmd() and wait_cmd() together. */
+int run_cmd(const struct run_spec *spec, char *const argv[], struct run_result *r);
+void free_result(struct run_result *r);
+
+/* True if @hay contains @needle. */
+bool contains(const char *hay, const char *needle);
+
+#endif

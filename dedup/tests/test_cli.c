@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The command line: usage errors exit 2, help and version exit 0. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void test_usage(void)
+{
+	static const struct { const char *name; const char *args[6]; } cases[] = {
+		{ "usage-no-command", { NULL } },
+		{ "usage-unknown-command", { "frobnicate", NULL } },
+		{ "usage-unknown-option", { "tag", "--no-such-option", "/tmp", NULL } },
+		{ "usage-tag-no-path", { "tag", NULL } },
+		{ "usage-untag-no-path", { "untag", NULL } },
+		{ "usage-verify-no-path", { "verify", NULL } },
+		{ "usage-bad-jobs", { "tag", "-j", "0", "/tmp", NULL } },
+		{ "usage-bad-jobs-text", { "verify", "--jobs", "many", "/tmp", NULL } },
+		{ "usage-bad-min-size", { "tag", "--min-size", "1X", "/tmp", NULL } },
+		{ "usage-missing-argument", { "tag", "/tmp", "-j", NULL } },
+		{ "usage-status-extra-argument", { "status", "extra", NULL } },
+		{ "usage-help-unknown-command", { "help", "frobnicate", NULL } },
+		{ "usage-verify-option-of-tag", { "verify", "--dry-run", "/tmp", NULL } },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[8] = { (char *)bin };
+		struct run_spec spec = { .env = NULL };
+		struct run_result r;
+		int n = 1;
+
+		for (const char *const *a = cases[i].args; *a; a++)
+			argv[n++] = (char *)*a;
+		argv[n] = NULL;
+		run_cmd(&spec, argv, &r);
+		expect(cases[i].name, r.status == 2 && r.err[0] != '\0' && r.out[0] == '\0',
+		       "exit %d, stderr '%s', stdout '%s'", r.status, r.err, r.out);
+		free_result(&r);
+	}
+}
+
+static void test_help(void)
+{
+	static const char *const cmds[] = { "tag", "untag", "verify", "status" };
+	struct run_result r;
+	char name[64];
+
+	pcd(&r, "--version");
+	expect("cli-version", r.status == 0 && strncmp(r.out, "pcdedup ", 8) == 0,
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "help");
+	expect("cli-help", r.status == 0 && contains(r.out, "verify") &&
+	       contains(r.out, "Exit status"), "exit %d", r.status);
+	free_result(&r);
+	pcd(&r, "--help");
+	expect("cli-dash-dash-help", r.status == 0 && contains(r.out, "Commands:"),
+	       "exit %d", r.status);
+	free_result(&r);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		snprintf(name, sizeof(name), "cli-help-%s", cmds[i]);
+		pcd(&r, cmds[i], "--help");
+		/* Every command's help documents the exit codes 0 to 4. */
+		if (!expect(name, r.status == 0 && contains(r.out, "Usage: pcdedup ") &&
+			    contains(r.out, "  4  fatal"), "exit %d: %s", r.status, r.out)) {
+			free_result(&r);
+			continue;
+		}
+		free_result(&r);
+		snprintf(name, sizeof(name), "cli-help-command-%s", cmds[i]);
+		pcd(&r, "help", cmds[i]);
+		expect(name, r.status == 0 && contains(r.out, cmds[i]), "exit %d", r.status);
+		free_result(&r);
+	}
+}
+
+int main(void)
+{
+	if (cli_init()) {
+		test_usage();
+		test_help();
+	}
+	return harness_exit();
+}

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tag, verify and untag end to end on temporary trees: round trips, every
+ * problem verify must find, files that change while hashed, unreadable
+ * files, missing privileges, errors injected with LD_PRELOAD (no xattr
+ * support, read-only filesystem), and many files through the workers.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static bool have_xattrs;
+static const char *no_xattr_why;
+
+struct tree {
+	char *dir;
+	char *big, *copy, *mib2, *exact, *small, *empty, *nl, *deep;
+	char *link, *fifo;
+	int nbig;		/* regular files of at least 4096 bytes */
+};
+
+static void make_tree(struct tree *t, const char *tag)
+{
+	t->dir = make_tmpdir(tag);
+	t->big = path_join(t->dir, "big");
+	write_pattern(t->big, 100000, 1);
+	t->copy = path_join(t->dir, "copy-of-big");
+	write_pattern(t->copy, 100000, 1);
+	t->mib2 = path_join(t->dir, "two-mib-plus-one");
+	write_pattern(t->mib2, 2 * 1024 * 1024 + 1, 2);
+	t->exact = path_join(t->dir, "exactly-4096");
+	write_pattern(t->exact, 4096, 3);
+	t->small = path_join(t->dir, "small");
+	write_pattern(t->small, 4095, 4);
+	t->empty = path_join(t->dir, "empty");
+	write_pattern(t->empty, 0, 5);
+	t->nl = path_join(t->dir, "new\nline");
+	write_pattern(t->nl, 5000, 6);
+	mkdir(path_join(t->dir, "sub"), 0755);
+	t->deep = path_join(t->dir, "sub/deep");
+	write_pattern(t->deep, 70000, 7);
+	t->link = path_join(t->dir, "link-to-big");
+	if (symlink("big", t->link) != 0)
+		fprintf(stderr, "symlink: %s\n", strerror(errno));
+	t->fifo = path_join(t->dir, "fifo");
+	if (mkfifo(t->fifo, 0644) != 0)
+		fprintf(stderr, "mkfifo: %s\n", strerror(errno));
+	t->nbig = 6;
+}
+
+static void test_tag_verify_roundtrip(void)
+{
+	struct tree t;
+	struct run_result r;
+	char escaped[PATH_MAX];
+
+	make_tree(&t, "roundtrip");
+	pcd(&r, "tag", "-j", "3", t.dir);
+	expect("tag-exit-0", r.status == 0 && r.err[0] == '\0', "exit %d: %s",
+	       r.status, r.err);
+	expect("tag-summary-counts",
+	       counter(r.out, "tagged:") == t.nbig && counter(r.out, "unchanged:") == 0 &&
+	       counter(r.out, "failed:") == 0 && counter(r.out, "skipped:") == 4,
+	       "summary: %s", r.out);
+	expect("tag-summary-rate", contains(r.out, "MB/s") &&
+	       counter(r.out, "hashed:") == 100000 * 2 + 2 * 1024 * 1024 + 1 + 4096 +
+	       5000 + 70000, "summary: %s", r.out);
+	free_result(&r);
+
+	expect("tag-keys-match-sha256sum",
+	       key_state(t.big) == 1 && key_state(t.copy) == 1 &&
+	       key_state(t.mib2) == 1 && key_state(t.exact) == 1 &&
+	       key_state(t.nl) == 1 && key_state(t.deep) == 1,
+	       "big %d copy %d mib2 %d exact %d nl %d deep %d", key_state(t.big),
+	       key_state(t.copy), key_state(t.mib2), key_state(t.exact),
+	       key_state(t.nl), key_state(t.deep));
+	{
+		uint8_t a[64], b[64];
+		ssize_t na = getxattr(t.big, XATTR, a, sizeof(a));
+		ssize_t nb = getxattr(t.copy, XATTR, b, sizeof(b));
+
+		expect("tag-identical-files-same-key", na == 48 && na == nb &&
+		       memcmp(a, b, 48) == 0, "keys differ");
+	}
+	expect("tag-small-files-skipped", !has_key(t.small) && !has_key(t.empty),
+	       "small file got a key");
+	expect("tag-symlink-not-tagged", !has_key(t.link), "symlink itself got a key");
+
+	pcd(&r, "tag", t.dir);
+	expect("tag-again-unchanged", r.status == 0 && counter(r.out, "tagged:") == 0 &&
+	       counter(r.out, "unchanged:") == t.nbig, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+
+	pcd(&r, "verify", t.dir);
+	expect("verify-clean-tree", r.status == 0 && r.out[0] == '\0' &&
+	       counter(r.err, "correct:") == t.nbig, "exit %d, out '%s', err '%s'",
+	       r.status, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "verify", "--quiet", t.dir);
+	expect("verify-quiet", r.status == 0 && r.out[0] == '\0' && r.err[0] == '\0',
+	       "exit %d, err '%s'", r.status, r.err);
+	free_result(&r);
+
+	/* Missing key on the file with a newline in its name: escaped output. */
+	removexattr(t.nl, XATTR);
+	snprintf(escaped, sizeof(escaped), "%s/new\\nline", t.dir);
+	pcd(&r, "verify", t.dir);
+	expect("verify-missing-escaped-name", r.status == 1 &&
+	       has_line(r.out, "missing", escaped) && count_lines(r.out) == 1,
+	       "exit %d, out '%s'", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "verify", "--missing-ok", t.dir);
+	expect("verify-missing-ok", r.status == 0 && r.out[0] == '\0',
+	       "exit %d, out '%s'", r.status, r.out);
+	free_result(&r);
+
+	/* Small files need no key, unless --min-size says they do. */
+	pcd(&r, "verify", "--min-size", "0", t.dir);
+	expect("verify-min-size-0-reports-small", r.status == 1 &&
+	       has_line(r.out, "missing", t.small) && has_line(r.out, "missing", t.empty),
+	       "out '%s'", r.out);
+	free_result(&r);
+
+	pcd(&r, "tag", "--quiet", t.dir);
+	expect("tag-quiet", r.status == 0 && r.out[0] == '\0' && key_state(t.nl) == 1,
+	       "exit %d, out '%s'", r.status, r.out);
+	free_result(&r);
+
+	pcd(&r, "untag", t.link);
+	expect("untag-symlink-not-followed", r.status == 0 && key_state(t.big) == 1,
+	       "exit %d, key on target %d", r.status, key_state(t.big));
+	free_result(&r);
+	pcd(&r, "untag", t.dir);
+	expect("untag-removes-all", r.status == 0 &&
+	       counter(r.out, "removed:") == t.nbig && !has_key(t.big) &&
+	       !has_key(t.deep) && !has_key(t.nl), "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "untag", t.dir);
+	expect("untag-no-key-not-an-error", r.status == 0 && r.err[0] == '\0' &&
+	       counter(r.out, "removed:") == 0 && counter(r.out, "no key:") == t.nbig + 2,
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "verify", t.dir);
+	expect("verify-after-untag-all-missing", r.status == 1 &&
+	       count_lines(r.out) == t.nbig, "out '%s'", r.out);
+	free_result(&r);
+}
+
+static void test_dry_run(void)
+{
+	struct tree t;
+	struct run_result r;
+
+	make_tree(&t, "dryrun");
+	pcd(&r, "tag", "--dry-run", t.dir);
+	expect("tag-dry-run-writes-nothing", r.status == 0 &&
+	       counter(r.out, "tagged:") == t.nbig && contains(r.out, "dry run") &&
+	       !has_key(t.big) && !has_key(t.deep), "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "tag", "-q", t.dir);
+	free_result(&r);
+	pcd(&r, "untag", "--dry-run", t.dir);
+	expect("untag-dry-run-removes-nothing", r.status == 0 &&
+	       counter(r.out, "removed:") == t.nbig && has_key(t.big),
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+}
+
+static void test_min_size(void)
+{
+	char *dir = make_tmpdir("minsize");
+	char *empty = path_join(dir, "empty");
+	char *tiny = path_join(dir, "tiny");
+	char *mid = path_join(dir, "mid");
+	struct run_result r;
+
+	write_pattern(empty, 0, 1);
+	write_pattern(tiny, 1, 2);
+	write_pattern(mid, 3000, 3);
+	pcd(&r, "tag", "--min-size", "0", dir);
+	expect("tag-min-size-0-empty-file", r.status == 0 && key_state(empty) == 1 &&
+	       key_state(tiny) == 1 && key_state(mid) == 1, "exit %d: %s %s",
+	       r.status, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "verify", "--min-size", "0", dir);
+	expect("verify-min-size-0-empty-file", r.status == 0 && r.out[0] == '\0',
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "untag", "-q", dir);
+	free_result(&r);
+	pcd(&r, "tag", "--min-size", "2K", dir);
+	expect("tag-min-size-suffix", r.status == 0 && counter(r.out, "tagged:") == 1 &&
+	       key_state(mid) == 1 && !has_key(tiny), "%s", r.out);
+	free_result(&r);
+}
+
+/* Set raw bytes as the key, as a buggy or hostile tagger might. */
+static void set_raw(const char *path, const void *v, size_t len)
+{
+	if (setxattr(path, XATTR, v, len, 0) != 0)
+		fprintf(stderr, "setxattr %s: %s\n", path, strerror(errno));
+}
+
+static void test_verify_problems(void)
+{
+	static const struct { const char *name; int byte; uint8_t value; size_t len; }
+	bad[] = {
+		{ "short", -1, 0, 20 },
+		{ "long", -1, 0, 60 },
+		{ "huge", -1, 0, 200 },		/* more than any key could be */
+		{ "version", 0, 2, 48 },
+		{ "algo", 1, 7, 48 },
+		{ "digest-len", 2, 31, 48 },
+		{ "flags", 3, 1, 48 },
+		{ "reserved", 5, 1, 48 },
+	};
+	char *dir = make_tmpdir("problems");
+	char *same = path_join(dir, "same-size-changed");
+	char *grown = path_join(dir, "grown");
+	char *missing = path_join(dir, "missing");
+	char *good = path_join(dir, "good");
+	struct run_result r;
+	uint8_t key[256];
+	char name[64];
+
+	write_pattern(same, 50000, 1);
+	write_pattern(grown, 50000, 2);
+	write_pattern(missing, 50000, 3);
+	write_pattern(good, 50000, 4);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char file[64];
+
+		snprintf(file, sizeof(file), "malformed-%s", bad[i].name);
+		write_pattern(path_join(dir, file), 50000, 10 + (unsigned)i);
+	}
+	pcd(&r, "tag", dir);
+	free_result(&r);
+
+	/* Same size, one byte different: only the digest can tell. */
+	{
+		int fd = open(same, O_WRONLY);
+
+		if (fd < 0 || pwrite(fd, "!", 1, 25000) != 1)
+			fprintf(stderr, "modify: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	{
+		int fd = open(grown, O_WRONLY | O_APPEND);
+
+		if (fd < 0 || write(fd, "more", 4) != 4)
+			fprintf(stderr, "append: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	removexattr(missing, XATTR);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char file[64], *path;
+
+		snprintf(file, sizeof(file), "malformed-%s", bad[i].name);
+		path = path_join(dir, file);
+		memset(key, 0, sizeof(key));
+		if (getxattr(path, XATTR, key, sizeof(key)) != 48)
+			fprintf(stderr, "no key on %s\n", path);
+		if (bad[i].byte >= 0)
+			key[bad[i].byte] = bad[i].value;
+		set_raw(path, key, bad[i].len);
+		free(path);
+	}
+
+	pcd(&r, "verify", "-j", "4", dir);
+	expect("verify-problems-exit-1", r.status == 1, "exit %d", r.status);
+	expect("verify-mismatch-digest", has_line(r.out, "mismatch", same) &&
+	       contains(r.err, "content differs"), "out '%s'", r.out);
+	expect("verify-mismatch-size", has_line(r.out, "mismatch", grown) &&
+	       contains(r.err, "size differs"), "out '%s'", r.out);
+	expect("verify-missing", has_line(r.out, "missing", missing), "out '%s'", r.out);
+	expect("verify-good-not-listed", !contains(r.out, good), "out '%s'", r.out);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char file[64], *path;
+
+		snprintf(file, sizeof(file), "malformed-%s", bad[i].name);
+		path = path_join(dir, file);
+		snprintf(name, sizeof(name), "verify-malformed-%s", bad[i].name);
+		expect(name, has_line(r.out, "malformed", path), "out '%s'", r.out);
+		free(path);
+	}
+	expect("verify-malformed-reasons",
+	       contains(r.err, "expected 48") && contains(r.err, "version 2") &&
+	       contains(r.err, "algorithm 7") && contains(r.err, "digest length 31") &&
+	       contains(r.err, "flags") && contains(r.err, "reserved") &&
+	       contains(r.err, "longer than"),
+	       "stderr '%s'", r.err);
+	expect("verify-one-line-per-problem",
+	       count_lines(r.out) == 3 + (int)(sizeof(bad) / sizeof(bad[0])) &&
+	       counter(r.err, "correct:") == 1, "out '%s'", r.out);
+	free_result(&r);
+
+	/* tag repairs all of it: stale and malformed keys are replaced. */
+	pcd(&r, "tag", dir);
+	expect("tag-replaces-stale-and-malformed-keys", r.status == 0 &&
+	       counter(r.out, "tagged:") == 3 + (long long)(sizeof(bad) / sizeof(bad[0])) &&
+	       counter(r.out, "unchanged:") == 1, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "verify", dir);
+	expect("verify-after-repair", r.status == 0 && r.out[0] == '\0',
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+}
+
+static void test_bad_paths(void)
+{
+	char *dir = make_tmpdir("badpath");
+	char *file = path_join(dir, "file");
+	char *nothing = path_join(dir, "does-not-exist");
+	struct run_result r;
+
+	write_pattern(file, 10000, 1);
+	pcd(&r, "tag", nothing, dir);
+	expect("tag-nonexistent-path-goes-on", r.status == 1 && key_state(file) == 1 &&
+	       contains(r.err, "does-not-exist: No such file or directory") &&
+	       counter(r.out, "failed:") == 1, "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "verify", nothing, dir);
+	expect("verify-nonexistent-path-is-error", r.status == 1 &&
+	       has_line(r.out, "error", nothing), "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "untag", nothing, dir);
+	expect("untag-nonexistent-path-goes-on", r.status == 1 && !has_key(file),
+	       "exit %d", r.status);
+	free_result(&r);
+}
+
+/* The file descriptor number pcdedup process @pid has open on @path, or -1. */
+static int fd_of(pid_t pid, const char *path)
+{
+	char dirname[64], link[PATH_MAX + 64], target[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int found = -1;
+
+	snprintf(dirname, sizeof(dirname), "/proc/%d/fd", (int)pid);
+	d = opendir(dirname);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) != NULL && found < 0) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "%s/%s", dirname, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (strcmp(target, path) == 0)
+				found = atoi(de->d_name);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Read position of @fd in process @pid, from /proc/PID/fdinfo. */
+static long long fd_pos(pid_t pid, int fd)
+{
+	char path[64], *text;
+	long long pos = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	text = read_text(path);
+	if (text && strncmp(text, "pos:", 4) == 0)
+		pos = strtoll(text + 4, NULL, 10);
+	free(text);
+	return pos;
+}
+
+/*
+ * A file appended to while it is hashed must not get a key. The hasher's
+ * test delay (PCDEDUP_TEST_HASH_DELAY_US) sleeps after each 1 MiB chunk;
+ * we watch the read position in /proc and append once the first chunk is
+ * in, which leaves the hasher two more chunks and delays before its end.
+ */
+static void test_changed_while_hashed(void)
+{
+	static const char *const env[] = { "PCDEDUP_TEST_HASH_DELAY_US=400000", NULL };
+	char *dir = make_tmpdir("changing");
+	char *victim, *bystander, real[PATH_MAX];
+	/* Without trusted.* a dry run still hashes, and must still notice. */
+	char *argv[] = { (char *)bin, (char *)"tag", (char *)"-j", (char *)"2",
+			 (char *)(have_xattrs ? "--quiet" : "--dry-run"), NULL, NULL };
+	struct run_spec spec = { .env = env };
+	struct run_result r;
+	const struct timespec poll = { .tv_nsec = 2 * 1000 * 1000 };
+	bool appended = false;
+	pid_t pid;
+
+	victim = path_join(dir, "victim");
+	bystander = path_join(dir, "bystander");
+	write_pattern(victim, 3 * 1024 * 1024, 1);
+	write_pattern(bystander, 8192, 2);
+	if (!realpath(victim, real)) {
+		fail("tag-changed-while-hashed", "realpath: %s", strerror(errno));
+		return;
+	}
+	argv[5] = dir;
+	pid = spawn_cmd(&spec, argv, &r);
+	for (int i = 0; i < 5000 && !appended; i++) {
+		int fd = fd_of(pid, real);
+
+		if (fd >= 0 && fd_pos(pid, fd) >= 1024 * 1024) {
+			int w = open(victim, O_WRONLY | O_APPEND);
+
+			appended = w >= 0 && write(w, "late", 4) == 4;
+			if (w >= 0)
+				close(w);
+		}
+		nanosleep(&poll, NULL);
+	}
+	wait_cmd(pid, &r);
+	if (!appended) {
+		fail("tag-changed-while-hashed", "never saw the hash in progress; exit %d: %s",
+		     r.status, r.err);
+	} else {
+		expect("tag-changed-while-hashed", r.status == 1 &&
+		       contains(r.err, "victim: file changed while hashed") &&
+		       count_lines(r.err) == 1, "exit %d, err '%s'", r.status, r.err);
+		expect("tag-changed-no-key-written", !has_key(victim), "key was set");
+		if (have_xattrs)
+			expect("tag-changed-run-goes-on", key_state(bystander) == 1,
+			       "other file not tagged");
+		else
+			expect("tag-changed-run-goes-on", counter(r.out, "tagged:") == 1 &&
+			       counter(r.out, "failed:") == 1, "summary '%s'", r.out);
+	}
+	free_result(&r);
+}
+
+/* ---- runs without privileges ---- */
+
+#define NOBODY 65534
+
+/* As root, run as nobody (a forked child drops its ids); else as ourselves. */
+static void unprivileged_spec(struct run_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	if (geteuid() == 0) {
+		spec->as_user = true;
+		spec->uid = NOBODY;
+	}
+}
+
+static void test_unprivileged(void)
+{
+	char *dir = make_tmpdir("unpriv");
+	char *tool = copy_of(dir, "pcdedup", bin);
+	char *tree = path_join(dir, "tree");
+	char *readable, *secret;
+	char *argv[8];
+	struct run_spec spec;
+	struct run_result r;
+
+	/* A copy of the binary in a world-readable place, for nobody to run. */
+	chmod(tool, 0755);
+	mkdir(tree, 0755);
+	readable = path_join(tree, "readable");
+	secret = path_join(tree, "secret");
+	write_pattern(readable, 10000, 1);
+	write_pattern(secret, 10000, 2);
+	chmod(secret, 0);
+	unprivileged_spec(&spec);
+
+	argv[0] = tool;
+	argv[1] = (char *)"tag";
+	argv[2] = (char *)"--dry-run";
+	argv[3] = tree;
+	argv[4] = NULL;
+	run_cmd(&spec, argv, &r);
+	if (r.status >= 125) {
+		skip("tag-unreadable-file", "cannot run as an unprivileged user (exit %d)",
+		     r.status);
+		free_result(&r);
+		return;
+	}
+	expect("tag-unreadable-file", r.status == 1 &&
+	       contains(r.err, "secret: cannot open: Permission denied") &&
+	       count_lines(r.err) == 1 && counter(r.out, "tagged:") == 1 &&
+	       counter(r.out, "failed:") == 1, "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+
+	argv[1] = (char *)"verify";
+	argv[2] = tree;
+	argv[3] = NULL;
+	run_cmd(&spec, argv, &r);
+	expect("verify-unreadable-file", r.status == 1 && has_line(r.out, "error", secret),
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+
+	/* No CAP_SYS_ADMIN: trusted.* cannot be set; say so, write nothing. */
+	chmod(secret, 0644);
+	argv[1] = (char *)"tag";
+	argv[2] = tree;
+	argv[3] = NULL;
+	run_cmd(&spec, argv, &r);
+	expect("tag-without-cap-sys-admin", r.status == 1 &&
+	       contains(r.err, "readable: cannot set trusted.pcdedup: permission denied") &&
+	       contains(r.err, "CAP_SYS_ADMIN") && count_lines(r.err) == 2 &&
+	       counter(r.out, "failed:") == 2 && !has_key(readable),
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+}
+
+/* ---- errors injected with LD_PRELOAD ---- */
+
+static void test_injected(void)
+{
+	char preload[PATH_MAX + 16];
+	const char *env_set[3] = { preload, "PCDEDUP_FAULT_FSETXATTR=95", NULL };
+	const char *env_get[3] = { preload, "PCDEDUP_FAULT_FGETXATTR=95", NULL };
+	const char *env_rm[3] = { preload, "PCDEDUP_FAULT_LREMOVEXATTR=30", NULL };
+	char *dir = make_tmpdir("inject");
+	char *a = path_join(dir, "a"), *b = path_join(dir, "b");
+	struct run_result r;
+
+	if (access(fault_lib, R_OK) != 0) {
+		skip("tag-no-xattr-support", "%s not built", fault_lib);
+		return;
+	}
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", fault_lib);
+	write_pattern(a, 10000, 1);
+	write_pattern(b, 20000, 2);
+
+	pcd_with(&r, env_set, "tag", dir);
+	expect("tag-no-xattr-support", r.status == 1 && count_lines(r.err) == 2 &&
+	       contains(r.err, "a: cannot set trusted.pcdedup: the filesystem does not "
+			"support extended attributes") &&
+	       counter(r.out, "failed:") == 2 && !has_key(a) && !has_key(b),
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+
+	pcd(&r, "tag", "-q", dir);
+	free_result(&r);
+	pcd_with(&r, env_get, "verify", dir);
+	expect("verify-no-xattr-support", r.status == 1 && has_line(r.out, "error", a) &&
+	       has_line(r.out, "error", b) && contains(r.err, "extended attributes"),
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	pcd_with(&r, env_get, "tag", dir);
+	expect("tag-cannot-read-key", r.status == 1 && contains(r.err, "cannot read") &&
+	       key_state(a) == 1, "exit %d: %s", r.status, r.err);
+	free_result(&r);
+	pcd_with(&r, env_rm, "untag", dir);
+	expect("untag-read-only-fs", r.status == 1 && contains(r.err, "read-only") &&
+	       counter(r.out, "failed:") == 2 && has_key(a),
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+}
+
+/* Many files through the worker queue at once, every one tagged right. */
+static void test_many_files(void)
+{
+	char *dir = make_tmpdir("many");
+	char *paths[300];
+	struct run_result r;
+	int wrong = 0;
+	const int n = 300;
+
+	for (int i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%03d", i);
+		paths[i] = path_join(dir, name);
+		write_pattern(paths[i], 4096 + (uint64_t)i * 997, (unsigned)i);
+	}
+	pcd(&r, "tag", "-j", "8", dir);
+	for (int i = 0; i < n; i++)
+		wrong += key_state(paths[i]) != 1;
+	expect("tag-parallel-300-files", r.status == 0 && counter(r.out, "tagged:") == n &&
+	       wrong == 0, "exit %d, %d wrong keys: %s", r.status, wrong, r.out);
+	free_result(&r);
+	pcd(&r, "verify", "-j", "1", dir);
+	expect("verify-single-worker", r.status == 0 && counter(r.err, "correct:") == n,
+	       "exit %d: %s", r.status, r.err);
+	free_result(&r);
+}
+
+int main(void)
+{
+	char *probe_dir;
+
+	if (!cli_init())
+		return harness_exit();
+	probe_dir = make_tmpdir("probe");
+	have_xattrs = trusted_xattrs_work(probe_dir, &no_xattr_why);
+	/* These need no trusted.* attributes, or check they cannot be set. */
+	test_changed_while_hashed();
+	test_unprivileged();
+	if (!have_xattrs) {
+		/* Without trusted.* the rest cannot be checked; say so per group. */
+		skip("tag-verify-roundtrip", "%s", no_xattr_why);
+		skip("tag-verify-problems", "%s", no_xattr_why);
+		skip("tag-bad-paths", "%s", no_xattr_why);
+		skip("tag-injected-errors", "%s", no_xattr_why);
+		skip("tag-parallel-many-files", "%s", no_xattr_why);
+		return harness_exit();
+	}
+	test_tag_verify_roundtrip();
+	test_dry_run();
+	test_min_size();
+	test_verify_problems();
+	test_bad_paths();
+	test_injected();
+	test_many_files();
+	return harness_exit();
+}

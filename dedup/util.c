@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exitcode.h"
+
+void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	flockfile(stderr);
+	fputs("pcdedup: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+	va_end(ap);
+	exit(EXIT_FATAL);
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+const char *errstr(int err)
+{
+	static _Thread_local char buf[128];
+
+	/* The GNU strerror_r() returns the message, in @buf or static. */
+	return strerror_r(err, buf, sizeof(buf));
+}
+
+double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void check_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout))
+		fatal("error writing standard output: %s", errstr(errno));
+}
