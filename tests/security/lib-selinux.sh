@@ -1,0 +1,413 @@
+# shellcheck shell=bash
+# The cases of the SELinux/overlayfs suites (selinux.sh, selinux-off.sh),
+# sourced by them in the guest with the repository as the working directory.
+#
+# A minimal policy is built from the kernel's own scripts/selinux/mdp output
+# and tests/security/ovl.te, compiled with checkpolicy, loaded and enforced.
+# Files are labelled through security.selinux, test domains are entered
+# through /proc/self/attr/exec (tests/security/seh.c does both).  Each case
+# asserts the outcome and the AVC records that the kernel logs for it.
+#
+# The kernel runs in one of three modes:
+#   on     the series' caller checks are active (CONFIG_SECURITY_SELINUX_OVERLAY_CALLER)
+#   off    the series is there, switched off with selinux_overlay_caller=0
+#   stock  the kernel lacks the series
+# A case of the series' new behaviour passes in "on"; on a stock kernel it is
+# an expected failure (XFAIL) when the stock behaviour shows, and a FAIL when
+# it passes; in "off" the stock behaviour must return (case switch-off-NAME).
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+here=tests/security
+w=/tmp/seltest
+seh=$w/seh
+ctx_prefix=user_u:base_r
+obj_prefix=user_u:object_r
+A=$w/a
+B=$w/b
+
+die() {
+	fail "${1:-setup}" "${2:-}"
+	exit 1
+}
+
+# The build directory of the running kernel: PCDEDUP_KBUILD when the runner
+# gives it, else the build/kernel-* whose version string matches.
+kernel_build() {
+	local d
+	if [ -n "${PCDEDUP_KBUILD:-}" ]; then
+		echo "$PCDEDUP_KBUILD"
+		return
+	fi
+	for d in build/kernel-*/; do
+		if grep -qF "\"$(uname -v)\"" "$d/include/generated/utsversion.h" 2>/dev/null; then
+			echo "${d%/}"
+			return
+		fi
+	done
+	return 1
+}
+
+# Which mode the running kernel is in (see above).
+kernel_mode() {
+	local opt
+	opt=$(zcat /proc/config.gz | grep -E '^(# )?CONFIG_SECURITY_SELINUX_OVERLAY_CALLER[= ]' || true)
+	if [ -z "$opt" ]; then
+		echo stock
+	elif grep -qE '(^| )selinux_overlay_caller=(0|n|N|off)( |$)' /proc/cmdline; then
+		echo off
+	elif grep -qE '(^| )selinux_overlay_caller=(1|y|Y|on)( |$)' /proc/cmdline ||
+		[ "$opt" = CONFIG_SECURITY_SELINUX_OVERLAY_CALLER=y ]; then
+		echo on
+	else
+		echo off
+	fi
+}
+
+# Compile the helpers and mdp against the running kernel's tree, build the
+# policy, load it and switch to enforcing.
+setup_policy() {
+	local kb src classes c cap i
+	kb=$(kernel_build) || die setup "no build directory for kernel $(uname -v)"
+	src=$(readlink -f "$kb/source" 2>/dev/null || true)
+	[ -f "$src/scripts/selinux/mdp/mdp.c" ] || src=$kb
+	mkdir -p "$w"
+	gcc -O2 -Wall -o "$seh" "$here/seh.c" || die setup "cannot compile seh.c"
+	gcc -O2 -I"$src/include/uapi" -I"$src/include" \
+		-I"$src/security/selinux/include" -I"$kb/include" \
+		-o "$w/mdp" "$src/scripts/selinux/mdp/mdp.c" || die setup "cannot compile mdp"
+	(cd "$w" && ./mdp policy.mdp file_contexts) || die setup "mdp failed"
+
+	classes=$(sed -n 's/^class \([a-z0-9_]*\)$/\1/p' "$w/policy.mdp" | sort -u)
+	{
+		sed '/^user user_u roles/,$d' "$w/policy.mdp"
+		cat "$here/ovl.te"
+		for c in $classes; do
+			echo "allow base_t { test_domain test_file }:$c *;"
+			[ "$c" = security ] || echo "allow test_domain { base_t self }:$c *;"
+		done
+		sed -n '/^user user_u roles/,$p' "$w/policy.mdp"
+	} >"$w/policy.conf"
+
+	# checkpolicy may not know every capability this kernel has: drop those
+	for i in 1 2 3 4 5 6 7 8; do
+		if checkpolicy -c 33 -o "$w/policy.33" "$w/policy.conf" >"$w/checkpolicy.log" 2>&1; then
+			break
+		fi
+		cap=$(sed -n 's/.*invalid policy capability name \([a-z0-9_]*\).*/\1/p' "$w/checkpolicy.log" | head -n 1)
+		[ -n "$cap" ] || die setup "checkpolicy: $(tail -n 3 "$w/checkpolicy.log" | tr '\n' ' ')"
+		grep -vx "policycap $cap;" "$w/policy.conf" >"$w/policy.conf.new"
+		mv "$w/policy.conf.new" "$w/policy.conf"
+		[ "$i" != 8 ] || die setup "checkpolicy: too many unknown capabilities"
+	done
+
+	[ -e /sys/fs/selinux/load ] || die setup "selinuxfs is not mounted"
+	cat "$w/policy.33" >/sys/fs/selinux/load || die setup "policy load failed"
+	trap 'cleanup' EXIT
+	echo 1 >/sys/fs/selinux/enforce
+	expect_eq selinux-enforcing 1 "$(cat /sys/fs/selinux/enforce)"
+	expect_eq selinux-suite-context "$ctx_prefix:base_t" "$("$seh" context)"
+	expect_eq selinux-domain-transition "$ctx_prefix:test_a_t" "$(run_as test_a_t context)"
+}
+
+cleanup() {
+	echo 0 >/sys/fs/selinux/enforce 2>/dev/null || true
+	umount "$A/merged" "$B/merged" 2>/dev/null || true
+}
+
+# run_as DOMAIN SEH-OPERATION...: run seh in DOMAIN, print its result line
+run_as() {
+	local dom=$1
+	shift
+	"$seh" exec "$ctx_prefix:$dom" "$seh" "$@" || true
+}
+
+label() { "$seh" setlabel "$1" "$obj_prefix:$2" >/dev/null; }
+
+setbool() {
+	echo "$2" >"/sys/fs/selinux/booleans/$1"
+	echo 1 >/sys/fs/selinux/commit_pending_bools
+}
+
+# Two overlays over tmpfs, both with the overlay label ovl_t: A mounted by
+# the suite (base_t), B by the restricted mounter_t.
+setup_overlays() {
+	local d
+	for d in "$A" "$B"; do
+		mkdir -p "$d/lower" "$d/upper" "$d/work" "$d/merged"
+	done
+	echo plain >"$A/lower/plain"
+	label "$A/lower/plain" lower_t
+	"$seh" setxattr "$A/lower/plain" user.seltest keep >/dev/null
+	echo readme >"$A/lower/readme"
+	label "$A/lower/readme" lower_t
+	echo secret >"$A/lower/secret"
+	label "$A/lower/secret" secret_t
+	echo secret >"$A/lower/secret-cu"
+	label "$A/lower/secret-cu" secret_t
+	head -c 8192 /dev/zero >"$A/lower/code"
+	label "$A/lower/code" lower_t
+	echo secret >"$B/lower/secret"
+	label "$B/lower/secret" secret_t
+	label "$A/lower" lower_t
+	label "$B/lower" lower_t
+	echo sentinel >"$w/sentinel"
+	label "$w/sentinel" sentinel_t
+
+	local opts=lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work,context=$obj_prefix:ovl_t
+	# shellcheck disable=SC2059 # the format is ours
+	expect_eq overlay-mount-by-suite ok \
+		"$("$seh" mount overlay "$A/merged" overlay "$(printf "$opts" "$A" "$A" "$A")")"
+	# shellcheck disable=SC2059
+	expect_eq overlay-mount-by-mounter_t ok \
+		"$(run_as mounter_t mount overlay "$B/merged" overlay "$(printf "$opts" "$B" "$B" "$B")")"
+}
+
+# AVC capture: avc_begin writes a mark to the kernel log; avc_end provokes a
+# denial on sentinel_t, waits until it is logged (audit records are printed
+# by kauditd, in order, but later) and leaves in $avcs the AVC denials logged
+# between the mark and the sentinel's.
+nmark=0
+avcs=
+avc_begin() {
+	nmark=$((nmark + 1))
+	echo "seltest-mark-$nmark" >/dev/kmsg
+}
+
+avc_end() {
+	local i log
+	run_as test_n_t cat "$w/sentinel" >/dev/null
+	for i in $(seq 1 100); do
+		log=$(dmesg | sed -n "/seltest-mark-$nmark\$/,\$p")
+		if grep -q "tcontext=$obj_prefix:sentinel_t " <<<"$log"; then
+			avcs=$(grep 'avc:  denied' <<<"$log" | grep -v "tcontext=$obj_prefix:sentinel_t " || true)
+			return 0
+		fi
+		[ "$i" = 100 ] || sleep 0.1
+	done
+	avcs="no sentinel AVC (audit records lost?)"
+}
+
+# has_avc PERMS SOURCE-TYPE TARGET-TYPE [EXTRA]: an AVC denial of exactly
+# PERMS to SOURCE-TYPE on TARGET-TYPE (a file) was captured, containing EXTRA
+has_avc() {
+	grep -E "avc:  denied  \{ $1 \} for .* scontext=$ctx_prefix:$2 tcontext=$obj_prefix:$3 tclass=file " <<<"$avcs" |
+		grep -qF -- "${4:-avc}"
+}
+
+no_avc() { [ -z "$avcs" ]; }
+
+# the AVC denials, short, for failure messages
+avc_summary() {
+	if [ -z "$avcs" ]; then
+		echo none
+	else
+		sed -E 's/.*(avc:  denied  \{[^}]*\}).*(scontext=[^ ]*) (tcontext=[^ ]*).*/\1 \2 \3/' <<<"$avcs" | tr '\n' ';'
+	fi
+}
+
+# report NAME OK WHY: a case whose outcome is the same on every kernel
+report() {
+	if [ "$2" = 1 ]; then pass "$1"; else fail "$1" "$3"; fi
+}
+
+# report_new NAME NEW_OK STOCK_OK OBSERVED: a case of the series' new
+# behaviour; NEW_OK / STOCK_OK say whether the outcome and the AVCs are those
+# of the new / of the stock behaviour
+report_new() {
+	local name=$1 new_ok=$2 stock_ok=$3 observed=$4
+	case $mode in
+	on) report "$name" "$new_ok" "$observed" ;;
+	off) report "switch-off-$name" "$stock_ok" "not the stock behaviour: $observed" ;;
+	stock)
+		if [ "$new_ok" = 1 ]; then
+			fail "$name" "passed on the stock kernel, which lacks the check: $observed"
+		elif [ "$stock_ok" = 1 ]; then
+			echo "XFAIL: $name: stock kernel: $observed"
+		else
+			fail "$name" "neither the new nor the stock behaviour: $observed"
+		fi
+		;;
+	esac
+}
+
+# --- the cases ---------------------------------------------------------------
+
+# Seed patches 1-3, upstream since v4.8: a copy-up gives the upper file the
+# overlay label, does not copy security.selinux, and copies other xattrs.
+case_copy_up_relabel() {
+	local out up=$A/upper/plain lbl xattr ok=0
+	avc_begin
+	out=$(run_as test_a_t append "$A/merged/plain" more)
+	avc_end
+	lbl=$("$seh" getlabel "$up" || true)
+	xattr=$("$seh" getxattr "$up" user.seltest || true)
+	if [ "$out" = ok ] && [ -f "$up" ] && [ "$lbl" = "$obj_prefix:ovl_t" ] && no_avc; then
+		ok=1
+	fi
+	report copyup-relabel "$ok" "append '$out', upper label '$lbl', AVCs: $(avc_summary)"
+	ok=0
+	if [ "$lbl" = "$obj_prefix:ovl_t" ] && [ "$xattr" = keep ] &&
+		[ "$("$seh" getlabel "$A/lower/plain")" = "$obj_prefix:lower_t" ]; then
+		ok=1
+	fi
+	report copyup-xattr-filter "$ok" \
+		"upper security.selinux '$lbl' (want ovl_t, not the lower's), user.seltest '$xattr' (want keep)"
+}
+
+# The overlay label denies: test_n_t may read the lower file but not ovl_t.
+case_overlay_denies() {
+	local out ok=0
+	avc_begin
+	out=$(run_as test_n_t cat "$A/merged/readme")
+	avc_end
+	if [ "$out" = "EACCES open" ] && has_avc read test_n_t ovl_t &&
+		! grep -q "tcontext=$obj_prefix:lower_t " <<<"$avcs"; then
+		ok=1
+	fi
+	report overlay-label-denies "$ok" "read '$out', AVCs: $(avc_summary)"
+}
+
+# New (seed 5/7, cover letter item 8): the lower label denies the opener,
+# although the overlay label and the mounter would allow it.
+case_lower_denies_open() {
+	local out ino new=0 old=0
+	ino=$(stat -c %i "$A/lower/secret")
+	avc_begin
+	out=$(run_as test_b_t cat "$A/merged/secret")
+	avc_end
+	if [ "$out" = "EACCES open" ] && has_avc "read open" test_b_t secret_t " ino=$ino " &&
+		! grep -q "tcontext=$obj_prefix:ovl_t " <<<"$avcs"; then
+		new=1
+	fi
+	if [ "$out" = ok:secret ] && no_avc; then old=1; fi
+	report_new lower-label-denies-open "$new" "$old" \
+		"test_b_t read of a secret_t lower file: '$out', AVCs: $(avc_summary)"
+}
+
+# New (seed 7/7, item 8): a read is revalidated against the lower label too.
+# The open is allowed by a boolean, which is turned off before the read.
+case_lower_denies_read() {
+	local out ino pid i state new=0 old=0
+	ino=$(stat -c %i "$A/lower/secret")
+	setbool b_reads_secret 1
+	avc_begin
+	"$seh" exec "$ctx_prefix:test_b_t" "$seh" hold-read "$A/merged/secret" >"$w/hold.out" &
+	pid=$!
+	for i in $(seq 1 100); do
+		state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null || echo gone)
+		case $state in T | gone) break ;; esac
+		sleep 0.1
+	done
+	setbool b_reads_secret 0
+	kill -CONT "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	avc_end
+	out=$(cat "$w/hold.out")
+	if [ "$out" = "EACCES read" ] && has_avc read test_b_t secret_t " ino=$ino "; then
+		new=1
+	fi
+	if [ "$out" = ok:secret ] && no_avc; then old=1; fi
+	report_new lower-label-denies-read "$new" "$old" \
+		"test_b_t read after its read permission on secret_t was revoked: '$out', AVCs: $(avc_summary)"
+}
+
+# New (seed 6/7): a copy-up needs the caller's read permission on the lower
+# file, and a refused one leaves nothing on the upper layer.
+case_copy_up_needs_read() {
+	local out ino up=$A/upper/secret-cu left leak="" new=0 old=0
+	ino=$(stat -c %i "$A/lower/secret-cu")
+	avc_begin
+	out=$(run_as test_b_t append "$A/merged/secret-cu" leak)
+	avc_end
+	left=$({ find "$A/upper" -name 'secret-cu*'; find "$A/work/work" -mindepth 1; } | tr '\n' ' ')
+	if [ "$out" = "EACCES open" ] && [ -z "$left" ] &&
+		has_avc "read open" test_b_t secret_t " ino=$ino "; then
+		new=1
+	fi
+	if [ "$out" = ok ] && [ -f "$up" ] && no_avc; then
+		old=1
+		leak=", then test_b_t reads the upper copy: '$(run_as test_b_t cat "$A/merged/secret-cu" | tr '\n' ' ')'"
+	fi
+	report_new copyup-needs-caller-read "$new" "$old" \
+		"test_b_t append to a secret_t lower file: '$out', left on upper/work: '${left:-nothing}'$leak, AVCs: $(avc_summary)"
+}
+
+# The mounter check still holds: mounter_t may not read secret_t, so nobody
+# reads or copies up a secret_t file through its overlay, not even test_a_t,
+# which may read it through the suite's overlay.
+case_mounter_check() {
+	local out ctl cu ino ok=0
+	ino=$(stat -c %i "$B/lower/secret")
+	avc_begin
+	ctl=$(run_as test_a_t cat "$A/merged/secret")
+	out=$(run_as test_a_t cat "$B/merged/secret")
+	cu=$(run_as test_a_t append "$B/merged/secret" leak)
+	avc_end
+	if [ "$ctl" = ok:secret ] && [ "$out" = "EACCES open" ] && [ "$cu" = "EACCES open" ] &&
+		[ ! -e "$B/upper/secret" ] && has_avc read mounter_t secret_t " ino=$ino " &&
+		! grep -q "scontext=$ctx_prefix:test_a_t " <<<"$avcs"; then
+		ok=1
+	fi
+	report mounter-check-holds "$ok" \
+		"test_a_t read via the suite's overlay '$ctl', via mounter_t's '$out', append '$cu', AVCs: $(avc_summary)"
+}
+
+# mmap and mprotect of a lower file: test_a_t may map and execute ovl_t but
+# only map (not execute) lower_t.
+case_mmap_mprotect() {
+	local out ino ok=0 new=0 old=0
+	ino=$(stat -c %i "$A/lower/code")
+	avc_begin
+	out=$(run_as test_a_t mmap "$A/merged/code" r)
+	avc_end
+	if [ "$out" = ok ] && no_avc; then ok=1; fi
+	report mmap-lower-read "$ok" "read-only mmap '$out', AVCs: $(avc_summary)"
+
+	avc_begin
+	out=$(run_as test_a_t mmap "$A/merged/code" rx)
+	avc_end
+	if [ "$out" = "EACCES mmap" ] && has_avc execute test_a_t lower_t " ino=$ino "; then new=1; fi
+	if [ "$out" = ok ] && no_avc; then old=1; fi
+	report_new mmap-lower-exec-denied "$new" "$old" \
+		"executable mmap of a lower_t file: '$out', AVCs: $(avc_summary)"
+
+	new=0 old=0
+	avc_begin
+	out=$(run_as test_a_t mprotect "$A/merged/code")
+	avc_end
+	if [ "$out" = "EACCES mprotect" ] && has_avc execute test_a_t lower_t " ino=$ino "; then new=1; fi
+	if [ "$out" = ok ] && no_avc; then old=1; fi
+	report_new mprotect-lower-exec-denied "$new" "$old" \
+		"mprotect to r-x of a lower_t file: '$out', AVCs: $(avc_summary)"
+}
+
+# Cover letter item 9: a copied-up file is checked against the overlay label
+# only (its lower_t would deny the execute).
+case_upper_overlay_only() {
+	local out1 out2 ok=0
+	avc_begin
+	out1=$(run_as test_a_t mmap "$A/merged/plain" rx)
+	out2=$(run_as test_a_t mprotect "$A/merged/plain")
+	avc_end
+	if [ -f "$A/upper/plain" ] && [ "$out1" = ok ] && [ "$out2" = ok ] && no_avc; then ok=1; fi
+	report upper-file-overlay-label-only "$ok" \
+		"copied-up file (lower label lower_t): mmap r-x '$out1', mprotect '$out2', AVCs: $(avc_summary)"
+}
+
+# run_suite WANTED-MODE: the whole suite; WANTED-MODE is the mode the suite
+# means to test (on or stock for selinux.sh, off for selinux-off.sh)
+run_selinux_suite() {
+	mode=$(kernel_mode)
+	expect_eq kernel-mode "$1" "$mode"
+	[ "$mode" = "$1" ] || exit 1
+	setup_policy
+	setup_overlays
+	case_copy_up_relabel
+	case_overlay_denies
+	case_lower_denies_open
+	case_lower_denies_read
+	case_copy_up_needs_read
+	case_mounter_check
+	case_mmap_mprotect
+	case_upper_overlay_only
+}
