@@ -4,7 +4,7 @@
 KERNEL_IMAGE = build/kernel-patched/arch/x86/boot/bzImage
 
 .PHONY: all deps tree kernel kernel-stock kernel-debug export-patches \
-	patches-check checkpatch shell tool test test-debug clean
+	patches-check checkpatch shell tool test-progs test test-debug clean
 
 all: kernel tool
 
@@ -35,15 +35,23 @@ checkpatch: tree
 tool: deps
 	@$(MAKE) -s -C dedup all
 
+test-progs: deps
+	@$(MAKE) -s -C tests/dedup all
+
 shell: kernel
 	@vm/run --interactive
 
-test: kernel tool
+test: kernel kernel-stock tool test-progs
 	@tests/run --kernel $(KERNEL_IMAGE)
 
-test-debug: kernel-debug tool
+test-debug: kernel-debug tool test-progs
 	@tests/run --kernel build/kernel-debug/arch/x86/boot/bzImage --timeout-scale 4
 
 clean:
 	rm -rf build/kernel-* build/config-* build/runs
 	$(MAKE) -s -C dedup clean
+
+# Benchmarks (bench/): QUICK=1 for the short matrix (N up to 20, about 10 min).
+.PHONY: bench
+bench: kernel kernel-stock tool
+	@bench/bench.py $(if $(QUICK),--quick)

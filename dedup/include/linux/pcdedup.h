@@ -2,9 +2,8 @@
 /*
  * pcdedup: content keys for page-cache sharing between identical files.
  *
- * This header is the single definition of the key format. The kernel series
- * carries it as include/uapi/linux/pcdedup.h; the user tool builds against
- * this copy, and a host test checks that the two are identical.
+ * This header is the single definition of the key format; the pcdedup
+ * user tool builds against a copy of it that a test keeps identical.
  */
 #ifndef _UAPI_LINUX_PCDEDUP_H
 #define _UAPI_LINUX_PCDEDUP_H

@@ -1,0 +1,35 @@
+#!/bin/bash
+# vm: --disk thin:4G --mem 2G
+# timeout: 900
+# A hundred XFS-on-dm-thin snapshots open the same tagged file: the
+# listing and the counters show one share with a hundred members, and the
+# page cache holds one copy.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+n=100
+
+thin_setup thin hun
+mkfile /mnt/origin/lib 1048576
+"$pcdedup" tag -q /mnt/origin
+thin_snapshots hun $n
+drop_caches
+
+cached0=$(cached_kb)
+fds=()
+for i in $(seq $n); do
+	exec {fd}</mnt/snap"$i"/lib
+	fds+=("$fd")
+	cat "/dev/fd/$fd" >/dev/null
+done
+grow=$(($(cached_kb) - cached0))
+expect_eq hundred-members "$n" "$(share_field /mnt/snap1/lib 3)"
+expect_eq hundred-openers "$n" "$(share_field /mnt/snap1/lib 4)"
+expect_eq hundred-one-share 1 "$(knob shares)"
+expect_eq hundred-cached-pages-one-copy 256 "$(share_field /mnt/snap1/lib 5)"
+expect_eq hundred-pages-saved $((256 * (n - 1))) "$(knob pages_saved)"
+# One copy is 1024 KiB; a hundred private copies would be 100 MiB.
+check hundred-page-cache-one-copy test "$grow" -lt 4096
+check hundred-every-member-exact sh -c "for i in \$(seq $n); do cmp /mnt/snap\$i/lib /mnt/origin/lib || exit 1; done"
+for fd in "${fds[@]}"; do exec {fd}<&-; done
+expect_eq hundred-members-after-close 0 "$(share_field /mnt/snap1/lib 3)"
+check status-shows-share sh -c "'$pcdedup' status | grep -q 'shares'"

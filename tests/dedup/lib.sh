@@ -1,0 +1,53 @@
+# shellcheck shell=bash
+# Helpers for the pcdedup guest suites.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+# shellcheck disable=SC2034 # used by the suites
+bin=$(dirname "${BASH_SOURCE[0]}")/bin
+# shellcheck disable=SC2034
+pcdedup=$(dirname "${BASH_SOURCE[0]}")/../../dedup/pcdedup
+sysfs=/sys/kernel/mm/pcdedup
+
+vmstat() { awk -v k="pcdedup_$1" '$1 == k {print $2}' /proc/vmstat; }
+knob() { cat "$sysfs/$1"; }
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+cached_kb() { awk '$1 == "Cached:" {print $2}' /proc/meminfo; }
+# The listing line of the share whose key is FILE's key.
+share_line() {
+	grep "^sha256:$(key_hex "$1" | cut -c33-) " /sys/kernel/debug/pcdedup/shares
+}
+# FILE's key as hex digits, empty without a key.
+key_hex() {
+	getfattr -n trusted.pcdedup -e hex "$1" 2>/dev/null | sed -n 's/^trusted.pcdedup=0x//p'
+}
+share_field() { # FILE FIELD(2=size 3=members 4=openers 5=cached_pages)
+	share_line "$1" | cut -d' ' -f"$2"
+}
+
+# Random file of SIZE bytes.
+mkfile() { head -c "$2" /dev/urandom >"$1"; }
+
+# An lvm2 thin pool on disk NAME with an XFS origin volume mounted at
+# /mnt/origin; snapshots with thin_snapshots.
+thin_setup() { # DISK VG
+	local dev
+	dev=$(realpath "/dev/disk/by-name/$1")
+	lvm pvcreate -q "$dev" >/dev/null
+	lvm vgcreate -q "$2" "$dev" >/dev/null
+	lvm lvcreate -q -L 3G -T "$2/pool" >/dev/null
+	lvm lvcreate -q -V 2G -T "$2/pool" -n origin >/dev/null 2>&1
+	mkfs.xfs -q "/dev/$2/origin"
+	mkdir -p /mnt/origin
+	mount "/dev/$2/origin" /mnt/origin
+}
+
+thin_snapshots() { # VG N: snapshots snap1..snapN mounted at /mnt/snapI
+	local i
+	umount /mnt/origin
+	for i in $(seq "$2"); do
+		lvm lvcreate -q -kn -s "$1/origin" -n "snap$i" >/dev/null 2>&1
+		mkdir -p "/mnt/snap$i"
+		mount -o nouuid "/dev/$1/snap$i" "/mnt/snap$i"
+	done
+	mount "/dev/$1/origin" /mnt/origin
+}

@@ -1,0 +1,193 @@
+#!/bin/bash
+# vm: --disk thin:5G --disk ext:1G --mem 2G --cpus 2
+# timeout: 900
+# pcdedup functional tests: XFS on dm-thin snapshots, ext4, overlayfs with
+# distinct lowers. Every read path is checked byte for byte against the
+# member read with O_DIRECT (tests/dedup/bin/readpaths).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ -d "$sysfs" ] || { fail pcdedup-present "no $sysfs"; exit 1; }
+echo 0 >"$sysfs/min_size"
+sizes=(0 1 4095 4096 4097 2097275 5242880)
+
+# --- an XFS image on a thin volume, tagged, then snapshotted ----------
+thin_setup thin pcd
+o=/mnt/origin
+mkdir $o/f
+for s in "${sizes[@]}"; do mkfile "$o/f/r$s" "$s"; done
+cp /usr/bin/python3.11 $o/f/py
+mkfile $o/f/forged 4097
+mkfile $o/f/small 100
+"$pcdedup" tag -q --min-size 0 $o/f
+# Right format, wrong content: the key of another file of the same size.
+setfattr -n trusted.pcdedup -v "0x$(key_hex $o/f/r4097)" $o/f/forged
+thin_snapshots pcd 3
+drop_caches
+
+# --- sharing happens, and only once in memory -------------------------
+shared0=$(vmstat open_shared)
+cached0=$(cached_kb)
+for i in 1 2 3; do cat /mnt/snap$i/f/r5242880 >/dev/null; done
+cached1=$(cached_kb)
+expect_eq xfs-thin-opens-shared 3 $(($(vmstat open_shared) - shared0))
+grow=$((cached1 - cached0))
+# One copy is 5120 KiB; three private copies would be 15360 KiB.
+check xfs-thin-cache-grows-once test "$grow" -lt 7680
+expect_eq xfs-thin-share-cached-pages 1280 "$(share_field /mnt/snap1/f/r5242880 5)"
+exec 3</mnt/snap1/f/r5242880 4</mnt/snap2/f/r5242880 5</mnt/snap3/f/r5242880
+expect_eq xfs-thin-share-members 3 "$(share_field /mnt/snap1/f/r5242880 3)"
+expect_eq xfs-thin-share-openers 3 "$(share_field /mnt/snap1/f/r5242880 4)"
+check xfs-thin-sysfs-pages-saved test "$(knob pages_saved)" -ge 2560
+exec 3<&- 4<&- 5<&-
+frames=$("$bin/pagecount" /mnt/snap1/f/py /mnt/snap2/f/py /mnt/snap3/f/py |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["distinct_frames"], d["total_pages"] // 3)')
+read -r distinct one <<<"$frames"
+expect_eq xfs-thin-one-physical-copy "$one" "$distinct"
+
+# --- every read path returns the exact bytes --------------------------
+for s in "${sizes[@]}" py; do
+	n=r$s
+	[ "$s" = py ] && n=py
+	before=$(vmstat open_shared)
+	if "$bin/readpaths" --quiet --name "xfs-$n" "/mnt/snap1/f/$n" "$o/f/$n"; then
+		pass "xfs-readpaths-$n"
+	else
+		fail "xfs-readpaths-$n" "see FAIL lines above"
+	fi
+	check "xfs-readpaths-$n-was-shared" test $(($(vmstat open_shared) - before)) -gt 0
+done
+check xfs-exec-shared-python /mnt/snap2/f/py -c 'import json, os; print(json.dumps(os.uname().sysname))'
+
+# --- different content never shares; forged keys are refused ----------
+check different-content-different-shares test "$(share_line /mnt/snap1/f/r4096 | cut -d' ' -f1)" != "$(share_line /mnt/snap1/f/r4097 | cut -d' ' -f1)"
+mm0=$(vmstat open_refused_mismatch)
+vf0=$(knob verify_failures)
+check forged-reads-own-bytes cmp /mnt/snap1/f/forged <(dd if=$o/f/forged iflag=direct bs=1M status=none)
+expect_eq forged-refused-counted 1 $(($(vmstat open_refused_mismatch) - mm0))
+expect_eq forged-verify-failure-counted 1 $(($(knob verify_failures) - vf0))
+check forged-logged grep -q 'content does not match its key' <(dmesg)
+check forged-readpaths "$bin/readpaths" --quiet --name forged /mnt/snap2/f/forged $o/f/forged
+echo 4096 >"$sysfs/min_size"
+sm0=$(vmstat open_refused_small)
+cat /mnt/snap1/f/r4095 >/dev/null
+expect_eq below-min-size-refused 1 $(($(vmstat open_refused_small) - sm0))
+echo 0 >"$sysfs/min_size"
+
+# --- verify=trust shares without hashing ------------------------------
+echo trust >"$sysfs/verify"
+v0=$(vmstat verify)
+s0=$(vmstat open_shared)
+cat /mnt/snap3/f/r2097275 /mnt/snap2/f/r2097275 >/dev/null
+expect_eq trust-no-hashing 0 $(($(vmstat verify) - v0))
+expect_eq trust-shares 2 $(($(vmstat open_shared) - s0))
+echo full >"$sysfs/verify"
+
+# --- malformed keys are ignored and counted ---------------------------
+cp $o/f/r4097 /mnt/snap1/f/badkey
+setfattr -n trusted.pcdedup -v 0x0201200000000000 /mnt/snap1/f/badkey
+k0=$(vmstat key_invalid)
+check malformed-key-reads cmp /mnt/snap1/f/badkey $o/f/r4097
+expect_eq malformed-key-counted 1 $(($(vmstat key_invalid) - k0))
+
+# --- writes: ETXTBSY while shared, then the key is gone ---------------
+f=/mnt/snap1/f/r2097275
+exec 3<$f
+if (echo x >>$f) 2>/dev/null; then fail write-open-etxtbsy "append succeeded"; else pass write-open-etxtbsy; fi
+check write-open-error-is-etxtbsy grep -q 'Text file busy' <( (echo x >>$f) 2>&1 || true)
+if truncate -s 0 $f 2>/dev/null; then fail truncate-etxtbsy "truncate succeeded"; else pass truncate-etxtbsy; fi
+exec 3<&-
+# A mapping outlives its fd and keeps the member read-only.
+python3 -c 'import mmap,os,sys,time; f=open(sys.argv[1],"rb"); m=mmap.mmap(f.fileno(),0,access=mmap.ACCESS_READ); f.close(); time.sleep(4)' $f &
+sleep 2
+if (echo x >>$f) 2>/dev/null; then fail mapping-keeps-etxtbsy "append succeeded"; else pass mapping-keeps-etxtbsy; fi
+wait
+check write-after-close echo appended >>$f
+check key-dropped-on-write test -z "$(key_hex $f)"
+s0=$(vmstat open_shared)
+check modified-reads-new-bytes cmp $f <(dd if=$f iflag=direct bs=1M status=none)
+expect_eq modified-not-shared 0 $(($(vmstat open_shared) - s0))
+cp $o/f/r4096 /mnt/snap1/f/trunc
+"$pcdedup" tag -q --min-size 0 /mnt/snap1/f/trunc
+truncate -s 100 /mnt/snap1/f/trunc
+check key-dropped-on-truncate test -z "$(key_hex /mnt/snap1/f/trunc)"
+
+# --- unmount a member filesystem while other members keep reading -----
+exec 3</mnt/snap2/f/r5242880
+cat /mnt/snap1/f/r5242880 >/dev/null
+check umount-member-while-shared umount /mnt/snap1
+check other-member-still-reads cmp /dev/fd/3 <(dd if=$o/f/r5242880 iflag=direct bs=1M status=none)
+exec 3<&-
+mount -o nouuid /dev/pcd/snap1 /mnt/snap1
+
+# --- reclaim: caches dropped and memory pressure, then re-read --------
+drop_caches
+check share-freed-when-empty test "$(knob shares)" -eq 0
+check reread-after-drop-caches "$bin/readpaths" --quiet --name dropped /mnt/snap2/f/r5242880 $o/f/r5242880
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/squeeze
+echo 64M >/sys/fs/cgroup/squeeze/memory.max
+# shellcheck disable=SC2016
+check reread-under-memcg-pressure sh -c 'echo $$ >/sys/fs/cgroup/squeeze/cgroup.procs; for i in 1 2 3; do cat /mnt/snap$i/f/py /mnt/snap$i/f/r5242880 >/dev/null; done; cmp /mnt/snap3/f/py /usr/bin/python3.11'
+# shellcheck disable=SC2016
+check memcg-pressure-all-members-exact sh -c 'echo $$ >/sys/fs/cgroup/squeeze/cgroup.procs; for i in 1 2 3; do cmp /mnt/snap$i/f/r5242880 /mnt/origin/f/r5242880 && cmp /mnt/snap$i/f/py /usr/bin/python3.11 || exit 1; done'
+check memcg-pressure-file-charge-bounded test "$(awk '$1 == "file" {print $2}' /sys/fs/cgroup/squeeze/memory.stat)" -le 67108864
+
+# --- many processes, many members -------------------------------------
+check concurrent-stress "$bin/stress" -p 8 -t 10 $o/f/r5242880 /mnt/snap1/f/r5242880 /mnt/snap2/f/r5242880 /mnt/snap3/f/r5242880
+check concurrent-stress-python "$bin/stress" -p 4 -t 5 $o/f/py /mnt/snap1/f/py /mnt/snap2/f/py /mnt/snap3/f/py
+
+# --- ext4 --------------------------------------------------------------
+mkfs.ext4 -q -F "$(realpath /dev/disk/by-name/ext)"
+mkdir -p /mnt/ext
+mount /dev/disk/by-name/ext /mnt/ext
+mkdir /mnt/ext/a /mnt/ext/b
+cp $o/f/r2097275 /mnt/ext/a/f
+cp $o/f/r2097275 /mnt/ext/b/f
+"$pcdedup" tag -q --min-size 0 /mnt/ext
+drop_caches
+s0=$(vmstat open_shared)
+check ext4-readpaths "$bin/readpaths" --quiet --name ext4 /mnt/ext/a/f /mnt/ext/b/f
+cat /mnt/ext/b/f >/dev/null
+check ext4-shared test $(($(vmstat open_shared) - s0)) -gt 1
+# The same content on XFS and on ext4 is one share.
+exec 3</mnt/ext/a/f 4</mnt/snap2/f/r2097275
+check ext4-and-xfs-one-share test "$(share_field /mnt/ext/a/f 3)" -ge 2
+exec 3<&- 4<&-
+
+# --- overlayfs with distinct lowers holding the same files ------------
+for i in 1 2; do
+	mkdir -p /tmp/ovl$i/upper /tmp/ovl$i/work /mnt/ovl$i
+	mount -t overlay overlay -o "lowerdir=/mnt/snap$i/f,upperdir=/tmp/ovl$i/upper,workdir=/tmp/ovl$i/work" /mnt/ovl$i
+done
+drop_caches
+s0=$(vmstat open_shared)
+check overlay-readpaths "$bin/readpaths" --quiet --name overlay /mnt/ovl1/r5242880 $o/f/r5242880
+cat /mnt/ovl2/r5242880 >/dev/null
+check overlay-lowers-shared test $(($(vmstat open_shared) - s0)) -ge 2
+check overlay-exec-python /mnt/ovl1/py -c 'import os'
+check overlay-maps-show-user-path grep -q /mnt/ovl1/py <(/mnt/ovl1/py -c 'print(open("/proc/self/maps").read())')
+check xfs-maps-show-user-path grep -q /mnt/snap2/f/py <(/mnt/snap2/f/py -c 'print(open("/proc/self/maps").read())')
+check overlay-copy-up-writable sh -c 'echo more >>/mnt/ovl1/r4097'
+check overlay-copy-up-no-key test -z "$(key_hex /tmp/ovl1/upper/r4097)"
+check overlay-lower-key-kept test -n "$(key_hex /mnt/snap1/f/r4097)"
+check overlay-copied-up-bytes cmp /mnt/ovl1/r4097 <(cat $o/f/r4097; echo more)
+umount /mnt/ovl1 /mnt/ovl2
+
+# --- enabled=0: nothing shares ------------------------------------------
+echo 0 >"$sysfs/enabled"
+s0=$(vmstat open_shared)
+cat /mnt/snap1/f/r5242880 /mnt/snap2/f/py >/dev/null
+expect_eq disabled-nothing-shares 0 $(($(vmstat open_shared) - s0))
+echo 1 >"$sysfs/enabled"
+
+# --- sysfs refuses bad values ------------------------------------------
+for kv in enabled:2 enabled:yes-please verify:paranoid min_size:-1 min_size:lots; do
+	if (echo "${kv#*:}" >"$sysfs/${kv%%:*}") 2>/dev/null; then
+		fail "sysfs-rejects-${kv/:/-}" "accepted"
+	else
+		pass "sysfs-rejects-${kv/:/-}"
+	fi
+done
+expect_eq sysfs-values-unchanged "1 full 0" "$(knob enabled) $(knob verify) $(knob min_size)"
+check status-json-parses sh -c "'$pcdedup' status --json | python3 -m json.tool >/dev/null"
