@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""fio: N readers, each on its own thin snapshot of the same 4 data files.
+Usage: fio.py DEDUP N FILE_MB OUTNAME   (DEDUP: off | full | trust)
+For each engine (psync, mmap) and pattern (seq 128k, random 4k): a cold pass
+(after drop_caches) and a cached pass, all N jobs at once."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as c  # noqa: E402
+
+PATTERNS = (("seq", "read", "128k"), ("rand4k", "randread", "4k"))
+
+
+def fio(n, file_mb, engine, rw, bs):
+    cmd = ["fio", "--output-format=json", "--readonly", "--invalidate=0",
+           "--fadvise_hint=0", "--direct=0", f"--ioengine={engine}", f"--rw={rw}",
+           f"--bs={bs}", f"--filesize={file_mb}m", f"--size={4 * file_mb}m",
+           "--file_service_type=sequential", "--group_reporting", "--runtime=60",
+           "--randrepeat=1"]
+    for i in range(1, n + 1):
+        files = ":".join(f"/mnt/snap{i}/data/f{k}" for k in range(1, 5))
+        cmd += [f"--name=reader{i}", f"--filename={files}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"fio exit {p.returncode}: {p.stderr.strip()[-400:]}")
+    out = p.stdout
+    read = json.loads(out[out.index("{"):])["jobs"][0]["read"]
+    pct = read["clat_ns"].get("percentile", {})
+    return {"bw_kib_s": read["bw"], "iops": round(read["iops"], 1),
+            "io_kib": read["io_kbytes"],
+            "lat_us": {p: round(pct.get(f"{p}.000000", 0) / 1000, 1)
+                       for p in ("50", "90", "99")},
+            "lat_mean_us": round(read["clat_ns"]["mean"] / 1000, 1)}
+
+
+def main():
+    dedup, n, file_mb, outname = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    result = {"dedup": dedup, "kernel": c.kernel_name(), "n": n, "file_mb": file_mb,
+              "runs": [], "error": None}
+    c.activate_vg()
+    for i in range(1, n + 1):
+        c.thin_snapshot(i, f"/mnt/snap{i}")
+    if dedup != "off":
+        c.set_pcdedup(True, dedup)
+    try:
+        for engine in ("psync", "mmap"):
+            for pattern, rw, bs in PATTERNS:
+                c.drop_caches()
+                time.sleep(1)
+                for phase in ("cold", "cached"):
+                    m0, d0 = c.meminfo(), c.disk_sectors_read()
+                    r = fio(n, file_mb, engine, rw, bs)
+                    r.update({"engine": engine, "pattern": pattern, "phase": phase,
+                              "cached_kb_after": c.meminfo()["Cached"] - m0["Cached"]
+                              if phase == "cold" else None,
+                              "disk_read_kb": (c.disk_sectors_read() - d0) // 2,
+                              "pcdedup": c.pcdedup_counters()})
+                    result["runs"].append(r)
+                    c.log(f"fio {dedup} {engine} {pattern} {phase}: "
+                          f"{r['bw_kib_s'] / 1024:.1f} MiB/s p99 {r['lat_us']['99']} us")
+                    c.write_json(outname, result)
+    except Exception as e:
+        result["error"] = f"{type(e).__name__}: {e}"
+        c.log(f"FAILED: {result['error']}")
+    c.write_json(outname, result)
+    return 1 if result["error"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A/B micro-benchmark on a fresh XFS scratch disk 'micro': bench/micro on
+untagged files and on tagged files (two tagged copies of the same content),
+and optionally `pcdedup tag` against sha256sum on a copy of the python tree.
+Usage: micro.py LABEL ROUNDS FILES TAGBENCH(0|1) OUTNAME"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as c  # noqa: E402
+
+MNT = "/mnt/micro"
+FILE_SIZE = 16384
+
+
+def make_files(d, n):
+    os.makedirs(d)
+    for i in range(n):
+        with open(f"{d}/f{i:04d}", "wb") as f:
+            f.write(os.urandom(FILE_SIZE))
+
+
+def timed(cmd):
+    c.drop_caches()
+    t = time.monotonic()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, shell=isinstance(cmd, str))
+    return time.monotonic() - t
+
+
+def tag_bench():
+    tree = f"{MNT}/py"
+    c.run("cp", "-r", "/usr/lib/python3.11", tree)
+    out = subprocess.run(["du", "-sb", tree], capture_output=True, text=True).stdout
+    mb = int(out.split()[0]) / 1e6
+    sha = timed(f"find {tree} -type f -print0 | xargs -0 sha256sum")
+    tag1 = timed([c.PCDEDUP_TOOL, "tag", "-q", "-j", "1", "--min-size", "0", tree])
+    c.run(c.PCDEDUP_TOOL, "untag", tree)
+    tag2 = timed([c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", tree])
+    return {"tree_mb": round(mb, 1), "sha256sum_mb_s": round(mb / sha, 1),
+            "tag_j1_mb_s": round(mb / tag1, 1), "tag_mb_s": round(mb / tag2, 1),
+            "cpus": os.cpu_count()}
+
+
+def main():
+    label, rounds, nfiles, tagbench, outname = sys.argv[1:6]
+    result = {"label": label, "kernel": c.kernel_name(), "ops": [], "error": None}
+    try:
+        c.run("mkfs.xfs", "-q", "/dev/disk/by-name/micro")
+        os.makedirs(MNT)
+        c.run("mount", "/dev/disk/by-name/micro", MNT)
+        make_files(f"{MNT}/untagged", int(nfiles))
+        make_files(f"{MNT}/tagged-a", int(nfiles))
+        c.run("cp", "-a", f"{MNT}/tagged-a", f"{MNT}/tagged-b")
+        c.run(c.PCDEDUP_TOOL, "tag", "-q", f"{MNT}/tagged-a", f"{MNT}/tagged-b")
+        c.drop_caches()
+        subprocess.run(f"cat {MNT}/tagged-a/* >/dev/null", shell=True, check=True)
+        for files in ("untagged", "tagged-b"):
+            out = subprocess.run([f"{c.SRC}/bench/micro", files, f"{MNT}/{files}", rounds],
+                                 check=True, capture_output=True, text=True).stdout
+            result["ops"] += [json.loads(line) for line in out.splitlines()]
+        result["pcdedup"] = c.pcdedup_counters()
+        if tagbench == "1":
+            result["tag"] = tag_bench()
+    except Exception as e:
+        result["error"] = f"{type(e).__name__}: {e}"
+        c.log(f"FAILED: {result['error']}")
+    c.write_json(outname, result)
+    for op in result["ops"]:
+        c.log(f"{label} {op['files']} {op['op']}: {op['ns_per_op']} ns")
+    return 1 if result["error"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

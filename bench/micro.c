@@ -1,0 +1,171 @@
+// micro: per-operation cost of open+close, stat, small-file read and mmap
+// page faults on the files of one directory (all already in page cache).
+// Usage: micro LABEL DIR ROUNDS
+// Prints one JSON object per operation: the median over ROUNDS of ns/op.
+// The first pass of each operation is a warm-up and is not timed.
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_FILES 4096
+/* A round repeats passes over all files for at least this long: under TCG the
+ * guest clock may tick only every few milliseconds. */
+#define MIN_ROUND_NS 300e6
+
+static char *paths[MAX_FILES];
+static size_t sizes[MAX_FILES];
+static int nfiles;
+static char buf[1 << 20];
+static volatile unsigned long sink;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void die(const char *what, const char *path)
+{
+	fprintf(stderr, "micro: %s %s: ", what, path);
+	perror(NULL);
+	exit(1);
+}
+
+static void load(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	if (!d)
+		die("opendir", dir);
+	while ((e = readdir(d)) && nfiles < MAX_FILES) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (asprintf(&paths[nfiles], "%s/%s", dir, e->d_name) < 0)
+			die("asprintf", dir);
+		if (stat(paths[nfiles], &st))
+			die("stat", paths[nfiles]);
+		sizes[nfiles++] = st.st_size;
+	}
+	closedir(d);
+	if (!nfiles)
+		die("no files in", dir);
+}
+
+/* Each returns the number of operations it did. */
+static long op_open_close(void)
+{
+	for (int i = 0; i < nfiles; i++) {
+		int fd = open(paths[i], O_RDONLY);
+
+		if (fd < 0)
+			die("open", paths[i]);
+		close(fd);
+	}
+	return nfiles;
+}
+
+static long op_stat(void)
+{
+	struct stat st;
+
+	for (int i = 0; i < nfiles; i++)
+		if (stat(paths[i], &st))
+			die("stat", paths[i]);
+	return nfiles;
+}
+
+static long op_read(void)
+{
+	for (int i = 0; i < nfiles; i++) {
+		int fd = open(paths[i], O_RDONLY);
+		ssize_t n;
+
+		if (fd < 0)
+			die("open", paths[i]);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			sink += buf[0];
+		if (n < 0)
+			die("read", paths[i]);
+		close(fd);
+	}
+	return nfiles;
+}
+
+static long op_mmap_fault(void)
+{
+	long pages = 0, pg = sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < nfiles; i++) {
+		int fd = open(paths[i], O_RDONLY);
+		char *p;
+
+		if (fd < 0)
+			die("open", paths[i]);
+		p = mmap(NULL, sizes[i], PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			die("mmap", paths[i]);
+		for (size_t off = 0; off < sizes[i]; off += pg, pages++)
+			sink += p[off];
+		munmap(p, sizes[i]);
+		close(fd);
+	}
+	return pages;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		long (*fn)(void);
+	} ops[] = {
+		{ "open_close", op_open_close },
+		{ "stat", op_stat },
+		{ "read", op_read },
+		{ "mmap_fault", op_mmap_fault },
+	};
+	int rounds;
+
+	if (argc != 4 || (rounds = atoi(argv[3])) < 1 || rounds > 99) {
+		fprintf(stderr, "usage: micro LABEL DIR ROUNDS(1-99)\n");
+		return 2;
+	}
+	load(argv[2]);
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+		double ns[99];
+
+		ops[o].fn(); /* warm up: fills the caches */
+		for (int r = 0; r < rounds; r++) {
+			double t0 = now_ns(), t;
+			long n = 0;
+
+			do
+				n += ops[o].fn();
+			while ((t = now_ns() - t0) < MIN_ROUND_NS);
+			ns[r] = t / n;
+		}
+		qsort(ns, rounds, sizeof(ns[0]), cmp);
+		printf("{\"files\": \"%s\", \"op\": \"%s\", \"ns_per_op\": %.1f, "
+		       "\"min\": %.1f, \"max\": %.1f, \"rounds\": %d}\n",
+		       argv[1], ops[o].name, ns[rounds / 2], ns[0], ns[rounds - 1],
+		       rounds);
+	}
+	return 0;
+}
