@@ -30,6 +30,6 @@ expect_eq hundred-pages-saved $((256 * (n - 1))) "$(knob pages_saved)"
 # One copy is 1024 KiB; a hundred private copies would be 100 MiB.
 check hundred-page-cache-one-copy test "$grow" -lt 4096
 check hundred-every-member-exact sh -c "for i in \$(seq $n); do cmp /mnt/snap\$i/lib /mnt/origin/lib || exit 1; done"
+check status-json-hundred-members sh -c "'$pcdedup' status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); s=d[\"shares\"]; assert len(s) == 1 and s[0][\"members\"] == $n, s'"
 for fd in "${fds[@]}"; do exec {fd}<&-; done
 expect_eq hundred-members-after-close 0 "$(share_field /mnt/snap1/lib 3)"
-check status-shows-share sh -c "'$pcdedup' status | grep -q 'shares'"
