@@ -45,6 +45,20 @@ frames=$("$bin/pagecount" /mnt/snap1/f/py /mnt/snap2/f/py /mnt/snap3/f/py |
 read -r distinct one <<<"$frames"
 expect_eq xfs-thin-one-physical-copy "$one" "$distinct"
 
+# --- cold reads through a share read ahead; fadvise reaches it -------
+disk_reads() { awk '{print $1}' "/sys/block/$(basename "$(realpath /dev/disk/by-name/thin)")/stat"; }
+drop_caches
+reads0=$(disk_reads)
+cat /mnt/snap2/f/r5242880 >/dev/null
+# 1280 pages: filling the share a page at a time would take over 1280 reads.
+check share-cold-read-reads-ahead test $(($(disk_reads) - reads0)) -lt 640
+drop_caches
+python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)' /mnt/snap3/f/r5242880
+# WILLNEED reads one readahead window (128 KiB) at most, as on any file.
+check share-fadvise-willneed-fills test "$(share_field /mnt/snap1/f/r5242880 5)" -ge 32
+
 # --- every read path returns the exact bytes --------------------------
 for s in "${sizes[@]}" py; do
 	n=r$s
