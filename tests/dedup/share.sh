@@ -59,6 +59,15 @@ os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)' /mnt/snap3/f/r5242880
 # WILLNEED reads one readahead window (128 KiB) at most, as on any file.
 check share-fadvise-willneed-fills test "$(share_field /mnt/snap1/f/r5242880 5)" -ge 32
 
+# --- a file read before it was tagged shares once it is -------------
+mkfile /mnt/snap1/f/late 65536
+cp /mnt/snap1/f/late /mnt/snap2/f/late
+cat /mnt/snap1/f/late /mnt/snap2/f/late >/dev/null
+"$pcdedup" tag -q --min-size 0 /mnt/snap1/f/late /mnt/snap2/f/late
+before=$(vmstat open_shared)
+cat /mnt/snap1/f/late /mnt/snap2/f/late >/dev/null
+expect_eq tagged-after-first-open-shares 2 $(($(vmstat open_shared) - before))
+
 # --- every read path returns the exact bytes --------------------------
 for s in "${sizes[@]}" py; do
 	n=r$s
