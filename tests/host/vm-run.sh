@@ -18,6 +18,7 @@ refused usage-zero-disk-size "must not be zero" --disk data:0 -- true
 refused usage-bad-mem "bad --mem" --mem 2X -- true
 refused usage-no-command "no command" --mem 1G
 refused usage-duplicate-disk "given twice" --disk a:1M --disk a:1M -- true
+refused usage-bad-accel "bad --accel" --accel warp -- true
 
 kernel=${PCDEDUP_KERNEL:-build/kernel-patched/arch/x86/boot/bzImage}
 if [ ! -f "$kernel" ]; then
@@ -34,3 +35,17 @@ expect_eq guest-failing-command-fails-run 1 "$rc"
 rc=0
 vm/run --kernel "$kernel" --mem 256M --timeout 20 -- sleep 100 >/dev/null 2>&1 || rc=$?
 expect_eq guest-timeout-detected 124 "$rc"
+# icount: the guest clock counts instructions, so a busy loop of a fixed
+# length reads the same time in two runs (bench/ relies on it).
+# shellcheck disable=SC2016 # expanded by the guest's shell
+busy='t=$(date +%s%N); i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; echo $(( $(date +%s%N) - t ))'
+ns=()
+for _ in 1 2; do
+	ns+=("$(vm/run --kernel "$kernel" --mem 256M --cpus 1 --accel icount --timeout 120 -- sh -c "$busy" 2>/dev/null | tail -n 1)")
+done
+if [[ ${ns[0]} =~ ^[0-9]+$ ]] && [[ ${ns[1]} =~ ^[0-9]+$ ]] &&
+	(( ns[0] > 0 && (ns[0] - ns[1]) * 100 / ns[0] < 2 && (ns[1] - ns[0]) * 100 / ns[0] < 2 )); then
+	pass guest-icount-repeatable
+else
+	fail guest-icount-repeatable "busy loop took ${ns[*]} ns"
+fi
