@@ -16,12 +16,13 @@ BUILD = os.path.join(REPO, "build/bench")
 PATCHED = "build/kernel-patched/arch/x86/boot/bzImage"
 STOCK = "build/kernel-stock/arch/x86/boot/bzImage"
 IMAGE = os.path.join(BUILD, "bench.img")
-FIO_FILE_MB_IMAGE = 32
+# fio reads these files whole: 4 per reader.
+FIO_FILE_MB_IMAGE = 16
 
-QUICK = {"max_n": 20, "samples": [1, 5, 10, 20], "fio_n": 4, "fio_mb": 4,
-         "fio_modes": ["off", "full"], "micro_boots": 2, "micro_files": 300,
+QUICK = {"max_n": 20, "samples": [1, 5, 10, 20], "container_mem": "3G", "fio_n": 4,
+         "fio_modes": ["off", "full", "trust"], "micro_boots": 1, "micro_files": 300,
          "stock_scenarios": []}
-FULL = {"max_n": 100, "samples": [1, 10, 25, 50, 100], "fio_n": 4, "fio_mb": 16,
+FULL = {"max_n": 100, "samples": [1, 10, 25, 50, 100], "container_mem": "6G", "fio_n": 4,
         "fio_modes": ["off", "full", "trust"], "micro_boots": 3, "micro_files": 500,
         "stock_scenarios": ["shared", "thin"]}
 # (scenario, pcdedup mode) on the patched kernel; "off" boots with pcdedup=off.
@@ -37,12 +38,13 @@ def progress(what, line=""):
           flush=True)
 
 
-def vm(case, kernel, args, raw, timeout, image=None, disks=(), append=None):
-    """One boot; streams the guest's log with progress; True when it passed."""
+def vm(case, kernel, args, raw, timeout, image=None, disks=(), append=None, mem="3G",
+       accel="auto", cpus=2):
+    """One boot; streams the guest's log with progress; returns its status."""
     out = os.path.join(BUILD, "runs", case)
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [os.path.join(REPO, "vm/run"), "--kernel", kernel, "--mem", "3G",
-           "--timeout", str(timeout), "--out", out]
+    cmd = [os.path.join(REPO, "vm/run"), "--kernel", kernel, "--mem", mem, "--accel", accel,
+           "--cpus", str(cpus), "--timeout", str(timeout), "--out", out]
     if image:
         cmd += ["--image", f"bench:{image}"]
     for d in disks:
@@ -64,7 +66,8 @@ def vm(case, kernel, args, raw, timeout, image=None, disks=(), append=None):
             shutil.copy(os.path.join(out, name),
                         os.path.join(raw, f"{case}.log" if name == "output" else name))
     status = {"case": case, "rc": rc, "seconds": round(time.monotonic() - t, 1),
-              "kernel": kernel, "append": append, "tail": tail if rc else []}
+              "kernel": kernel, "append": append, "accel": accel, "cpus": cpus,
+              "tail": tail if rc else []}
     progress(case, f"{'done' if rc == 0 else 'FAILED (rc %d)' % rc} in {status['seconds']}s")
     return status
 
@@ -117,8 +120,13 @@ def main():
     os.makedirs(raw)
     subprocess.run(["make", "-s", "-C", BENCH], check=True)
     statuses = []
-    config = dict(cfg, quick=quick, host_cpus=os.cpu_count(),
-                  accel="see raw/*.log (vm/run probes KVM; TCG on this machine)")
+    accel = subprocess.run([os.path.join(REPO, "vm/kvm-probe"), PATCHED], check=True,
+                           capture_output=True, text=True).stdout.strip()
+    # Under TCG, the A/B micro-benchmark counts guest instructions (icount):
+    # wall-clock TCG timings spread more from boot to boot than the 2% asked.
+    micro_accel, micro_round_ms = ("kvm", 300) if accel == "kvm" else ("icount", 50)
+    config = dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
+                  micro_accel=micro_accel, micro_round_ms=micro_round_ms)
     with open(os.path.join(raw, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
 
@@ -136,28 +144,31 @@ def main():
             statuses.append(vm(
                 case, kernel, ["python3", "bench/guest/containers.py", scenario, dedup, n,
                                samples, f"{case}.json"],
-                raw, 300 + 15 * cfg["max_n"], image=image_copy(),
+                raw, 300 + 15 * cfg["max_n"], image=image_copy(), mem=cfg["container_mem"],
                 append="pcdedup=off" if dedup == "off" and kernel == PATCHED else None))
         for dedup in cfg["fio_modes"]:
             case = f"fio-thin-{dedup}"
-            progress("fio", f"{case}, {cfg['fio_n']} readers x 4 x {cfg['fio_mb']} MB")
+            progress("fio", f"{case}, {cfg['fio_n']} readers x 4 x {FIO_FILE_MB_IMAGE} MB")
             statuses.append(vm(
                 case, PATCHED, ["python3", "bench/guest/fio.py", dedup, str(cfg["fio_n"]),
-                                str(cfg["fio_mb"]), f"{case}.json"],
+                                f"{case}.json"],
                 raw, 1200, image=image_copy(),
                 append="pcdedup=off" if dedup == "off" else None))
         os.remove(os.path.join(BUILD, "case.img"))
+    progress("tag", "pcdedup tag vs sha256sum")
+    statuses.append(vm("tag-vs-sha256sum", PATCHED,
+                       ["python3", "bench/guest/micro.py", "tag", "0", "0", "0",
+                        "tag-vs-sha256sum.json"], raw, 600, disks=["micro:1G"]))
     # A/B kernels, interleaved: the order rotates every boot round.
     kernels = [("stock", STOCK, None), ("off", PATCHED, "pcdedup=off"), ("on", PATCHED, None)]
     for r in range(cfg["micro_boots"]):
         for label, kernel, append in kernels[r % 3:] + kernels[:r % 3]:
             case = f"micro-{label}-boot{r + 1}"
-            tag = "1" if label == "on" and r == 0 else "0"
-            progress("A/B", f"{case} (round {r + 1}/{cfg['micro_boots']})")
+            progress("A/B", f"{case} (round {r + 1}/{cfg['micro_boots']}, {micro_accel})")
             statuses.append(vm(
                 case, kernel, ["python3", "bench/guest/micro.py", label, "5",
-                               str(cfg["micro_files"]), tag, f"{case}.json"],
-                raw, 600, disks=["micro:1G"], append=append))
+                               str(cfg["micro_files"]), str(micro_round_ms), f"{case}.json"],
+                raw, 900, disks=["micro:1G"], append=append, accel=micro_accel, cpus=1))
     with open(os.path.join(raw, "status.json"), "w") as f:
         json.dump({"cases": statuses, "total_seconds": round(time.monotonic() - t_start)},
                   f, indent=1)

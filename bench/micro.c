@@ -1,6 +1,6 @@
 // micro: per-operation cost of open+close, stat, small-file read and mmap
 // page faults on the files of one directory (all already in page cache).
-// Usage: micro LABEL DIR ROUNDS
+// Usage: micro LABEL DIR ROUNDS [MIN_ROUND_MS]
 // Prints one JSON object per operation: the median over ROUNDS of ns/op.
 // The first pass of each operation is a warm-up and is not timed.
 #define _GNU_SOURCE
@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #define MAX_FILES 4096
-/* A round repeats passes over all files for at least this long: under TCG the
- * guest clock may tick only every few milliseconds. */
-#define MIN_ROUND_NS 300e6
+/* A round repeats passes over all files for at least this long (default):
+ * under plain TCG the guest clock may tick only every few milliseconds. */
+#define MIN_ROUND_MS 300
 
 static char *paths[MAX_FILES];
 static size_t sizes[MAX_FILES];
@@ -141,10 +141,13 @@ int main(int argc, char **argv)
 		{ "read", op_read },
 		{ "mmap_fault", op_mmap_fault },
 	};
-	int rounds;
+	int rounds, min_round_ms = MIN_ROUND_MS;
 
-	if (argc != 4 || (rounds = atoi(argv[3])) < 1 || rounds > 99) {
-		fprintf(stderr, "usage: micro LABEL DIR ROUNDS(1-99)\n");
+	if (argc == 5)
+		min_round_ms = atoi(argv[4]);
+	if (argc < 4 || argc > 5 || (rounds = atoi(argv[3])) < 1 || rounds > 99 ||
+	    min_round_ms < 1 || min_round_ms > 60000) {
+		fprintf(stderr, "usage: micro LABEL DIR ROUNDS(1-99) [MIN_ROUND_MS(1-60000)]\n");
 		return 2;
 	}
 	load(argv[2]);
@@ -158,7 +161,7 @@ int main(int argc, char **argv)
 
 			do
 				n += ops[o].fn();
-			while ((t = now_ns() - t0) < MIN_ROUND_NS);
+			while ((t = now_ns() - t0) < min_round_ms * 1e6);
 			ns[r] = t / n;
 		}
 		qsort(ns, rounds, sizeof(ns[0]), cmp);

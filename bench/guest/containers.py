@@ -10,6 +10,8 @@ own cgroup v2 group with the memory controller, python3 importing standard
 modules, then sleeping. Start time: spawn until it writes to its pipe."""
 import ctypes
 import os
+import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -19,6 +21,9 @@ import common as c  # noqa: E402
 
 CGROOT = "/sys/fs/cgroup/bench"
 CLONE_NEWNS = 0x00020000
+PAGE = os.sysconf("SC_PAGE_SIZE")
+# Files whose mapped pages are traced to physical frames at each sample.
+FRAME_FILES = ("python3.11", "libc.so.6")
 IMPORTS = "json, email.parser, email.policy, http.client, decimal, sqlite3, " \
           "urllib.parse, xml.etree.ElementTree, logging, argparse, csv, datetime"
 PROGRAM = (f"import os, time\nimport {IMPORTS}\n"
@@ -28,26 +33,46 @@ libc = ctypes.CDLL(None, use_errno=True)
 
 
 def setup_roots(scenario, n):
+    if scenario == "thin":
+        c.thin_snapshots(range(1, n + 1))
+        return [f"/mnt/snap{i}/rootfs" for i in range(1, n + 1)]
+    c.mount_origin()
     roots = []
-    if scenario in ("shared", "distinct"):
-        c.mount_origin()
     for i in range(1, n + 1):
-        if scenario == "thin":
-            c.thin_snapshot(i, f"/mnt/snap{i}")
-            roots.append(f"/mnt/snap{i}/rootfs")
-            continue
         lower = (f"{c.ORIGIN_MNT}/rootfs" if scenario == "shared"
                  else f"{c.ORIGIN_MNT}/versions/v{i}")
         t, root = f"/mnt/c{i}/upper", f"/mnt/c{i}/root"
-        os.makedirs(t)
-        os.makedirs(root)
-        c.run("mount", "-t", "tmpfs", "tmpfs", t)
+        c.mount("tmpfs", t, "tmpfs")
         os.makedirs(f"{t}/u")
         os.makedirs(f"{t}/w")
-        c.run("mount", "-t", "overlay", "overlay", "-o",
-              f"lowerdir={lower},upperdir={t}/u,workdir={t}/w", root)
+        c.mount("overlay", root, "overlay",
+                f"lowerdir={lower},upperdir={t}/u,workdir={t}/w")
         roots.append(root)
     return roots
+
+
+def mapped_frames(pids, name):
+    """The physical frames behind the resident file pages that PIDS map from
+    files called NAME (/proc/PID/maps, then /proc/PID/pagemap: bit 63 present,
+    bit 61 file page, bits 0-54 the frame). One copy in memory shows as
+    distinct_frames equal to pages_per_container."""
+    per, frames = [], set()
+    for pid in pids:
+        n = 0
+        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/pagemap", "rb") as pm:
+            for line in maps:
+                f = line.split()
+                if len(f) < 6 or os.path.basename(f[5]) != name:
+                    continue
+                lo, hi = (int(x, 16) for x in f[0].split("-"))
+                pm.seek(lo // PAGE * 8)
+                for (e,) in struct.iter_unpack("<Q", pm.read((hi - lo) // PAGE * 8)):
+                    if e >> 63 & 1 and e >> 61 & 1:
+                        frames.add(e & ((1 << 55) - 1))
+                        n += 1
+        per.append(n)
+    return {"file": name, "pages_per_container": statistics.median(per),
+            "distinct_frames": len(frames)}
 
 
 def cgroup_file_kb(path):
@@ -122,11 +147,14 @@ def main():
                     "memcg_file_total_kb": cgroup_file_kb(CGROOT),
                     "memcg_file_kb": per,
                     "disk_read_kb": (c.disk_sectors_read() - d0) // 2,
+                    "frames": [mapped_frames([p.pid for p in procs], f)
+                               for f in FRAME_FILES],
                     "pcdedup": c.pcdedup_counters()})
                 s = result["samples"][-1]
                 c.log(f"{scenario}/{dedup} N={i}: cached +{s['cached_kb']} KB, "
                       f"memcg file {s['memcg_file_total_kb']} KB, "
-                      f"disk read {s['disk_read_kb']} KB, start {dt:.2f}s")
+                      f"disk read {s['disk_read_kb']} KB, start {dt:.2f}s, frames " +
+                      ", ".join(f"{f['file']} {f['distinct_frames']}" for f in s["frames"]))
                 c.write_json(outname, result)
     except Exception as e:  # a failed container ends the case; the data so far stays
         result["error"] = f"{type(e).__name__}: {e}"

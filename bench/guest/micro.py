@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A/B micro-benchmark on a fresh XFS scratch disk 'micro': bench/micro on
-untagged files and on tagged files (two tagged copies of the same content),
-and optionally `pcdedup tag` against sha256sum on a copy of the python tree.
-Usage: micro.py LABEL ROUNDS FILES TAGBENCH(0|1) OUTNAME"""
+untagged files and on tagged files (two tagged copies of the same content).
+With LABEL "tag" instead: `pcdedup tag` against sha256sum on a copy of the
+python tree.
+Usage: micro.py LABEL ROUNDS FILES MIN_ROUND_MS OUTNAME"""
 import json
 import os
 import subprocess
@@ -45,12 +46,15 @@ def tag_bench():
 
 
 def main():
-    label, rounds, nfiles, tagbench, outname = sys.argv[1:6]
+    label, rounds, nfiles, min_round_ms, outname = sys.argv[1:6]
     result = {"label": label, "kernel": c.kernel_name(), "ops": [], "error": None}
     try:
         c.run("mkfs.xfs", "-q", "/dev/disk/by-name/micro")
-        os.makedirs(MNT)
-        c.run("mount", "/dev/disk/by-name/micro", MNT)
+        c.mount("/dev/disk/by-name/micro", MNT, "xfs")
+        if label == "tag":
+            result["tag"] = tag_bench()
+            c.write_json(outname, result)
+            return 0
         make_files(f"{MNT}/untagged", int(nfiles))
         make_files(f"{MNT}/tagged-a", int(nfiles))
         c.run("cp", "-a", f"{MNT}/tagged-a", f"{MNT}/tagged-b")
@@ -58,12 +62,11 @@ def main():
         c.drop_caches()
         subprocess.run(f"cat {MNT}/tagged-a/* >/dev/null", shell=True, check=True)
         for files in ("untagged", "tagged-b"):
-            out = subprocess.run([f"{c.SRC}/bench/micro", files, f"{MNT}/{files}", rounds],
+            out = subprocess.run([f"{c.SRC}/bench/micro", files, f"{MNT}/{files}", rounds,
+                                  min_round_ms],
                                  check=True, capture_output=True, text=True).stdout
             result["ops"] += [json.loads(line) for line in out.splitlines()]
         result["pcdedup"] = c.pcdedup_counters()
-        if tagbench == "1":
-            result["tag"] = tag_bench()
     except Exception as e:
         result["error"] = f"{type(e).__name__}: {e}"
         c.log(f"FAILED: {result['error']}")
