@@ -19,6 +19,7 @@ refused usage-bad-mem "bad --mem" --mem 2X -- true
 refused usage-no-command "no command" --mem 1G
 refused usage-duplicate-disk "given twice" --disk a:1M --disk a:1M -- true
 refused usage-bad-accel "bad --accel" --accel warp -- true
+refused usage-bad-boot-timeout "bad --boot-timeout" --boot-timeout soon -- true
 
 kernel=${PCDEDUP_KERNEL:-build/kernel-patched/arch/x86/boot/bzImage}
 if [ ! -f "$kernel" ]; then
@@ -35,6 +36,10 @@ expect_eq guest-failing-command-fails-run 1 "$rc"
 rc=0
 vm/run --kernel "$kernel" --mem 256M --timeout 20 -- sleep 100 >/dev/null 2>&1 || rc=$?
 expect_eq guest-timeout-detected 124 "$rc"
+rc=0
+# No kernel reaches init one second after QEMU starts.
+vm/run --kernel "$kernel" --mem 256M --boot-timeout 1 -- true >/dev/null 2>&1 || rc=$?
+expect_eq guest-boot-hang-detected 123 "$rc"
 # icount: the guest clock counts instructions, so a busy loop of a fixed
 # length reads the same time in two runs (bench/ relies on it).
 # shellcheck disable=SC2016 # expanded by the guest's shell
