@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make bench: boot each benchmark case in QEMU (vm/run), collect raw data in
 bench/results/<kernel>-<date>/raw/, then write report.md with bench/report.py.
-Usage: bench/bench.py [--quick]"""
+Usage: bench/bench.py [--quick] | --resume RESULTS_DIR
+--resume runs again only the cases of RESULTS_DIR that failed, with its mode."""
 import hashlib
 import json
 import os
@@ -27,9 +28,12 @@ FULL = {"max_n": 100, "samples": [1, 10, 25, 50, 100], "container_mem": "6G", "f
         "stock_scenarios": ["shared", "thin"]}
 # (scenario, pcdedup mode) on the patched kernel; "off" boots with pcdedup=off.
 CONTAINER_CASES = [("shared", "off"), ("distinct", "off"), ("thin", "off"),
-                   ("distinct", "full"), ("thin", "full"), ("thin", "trust")]
+                   ("distinct", "full"), ("thin", "full"), ("thin", "trust"),
+                   ("thin", "trust-min0"), ("distinct", "full-min0")]
 
 t_start = time.monotonic()
+# --resume: the passed cases of the earlier run, by name, kept as they are.
+KEPT = {}
 
 
 def progress(what, line=""):
@@ -39,8 +43,11 @@ def progress(what, line=""):
 
 
 def vm(case, kernel, args, raw, timeout, image=None, disks=(), append=None, mem="3G",
-       accel="auto", cpus=2):
+       accel="auto", cpus=2, retry=True):
     """One boot; streams the guest's log with progress; returns its status."""
+    if case in KEPT:
+        progress(case, "passed in the earlier run, kept")
+        return KEPT[case]
     out = os.path.join(BUILD, "runs", case)
     shutil.rmtree(out, ignore_errors=True)
     cmd = [os.path.join(REPO, "vm/run"), "--kernel", kernel, "--mem", mem, "--accel", accel,
@@ -61,6 +68,10 @@ def vm(case, kernel, args, raw, timeout, image=None, disks=(), append=None, mem=
         if line.startswith("[guest") or "FAIL" in line or "vm/run" in line:
             progress(case, line)
     rc = p.wait()
+    if rc == 123 and retry:  # vm/run: the guest hung before init; it never ran
+        progress(case, "guest hung in early boot; booting it once more")
+        return vm(case, kernel, args, raw, timeout, image, disks, append, mem, accel, cpus,
+                  retry=False)
     for name in os.listdir(out) if os.path.isdir(out) else []:
         if name.endswith(".json") or name == "output":
             shutil.copy(os.path.join(out, name),
@@ -109,15 +120,38 @@ def image_copy():
     return copy
 
 
-def main():
-    quick = "--quick" in sys.argv[1:]
-    cfg = QUICK if quick else FULL
-    with open(os.path.join(REPO, "build/kernel-patched/include/config/kernel.release")) as f:
-        release = f.read().strip()
-    name = f"pcdedup-{release.rstrip('+')}-{time.strftime('%Y%m%d-%H%M')}{'-quick' if quick else ''}"
-    results = os.path.join(BENCH, "results", name)
+def resume(results):
+    """Load the earlier run of RESULTS: its mode, and the cases that passed."""
     raw = os.path.join(results, "raw")
-    os.makedirs(raw)
+    try:
+        with open(os.path.join(raw, "status.json")) as f:
+            earlier = json.load(f)
+        with open(os.path.join(raw, "config.json")) as f:
+            quick = json.load(f)["quick"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"bench: cannot resume {results}: {e}")
+    KEPT.update({s["case"]: s for s in earlier["cases"] if s["rc"] == 0})
+    return quick, earlier
+
+
+def main():
+    args = sys.argv[1:]
+    earlier = None
+    if args[:1] == ["--resume"] and len(args) == 2:
+        results = os.path.abspath(args[1])
+        quick, earlier = resume(results)
+    elif args in ([], ["--quick"]):
+        quick = args == ["--quick"]
+        with open(os.path.join(REPO, "build/kernel-patched/include/config/kernel.release")) as f:
+            release = f.read().strip()
+        name = (f"pcdedup-{release.rstrip('+')}-{time.strftime('%Y%m%d-%H%M')}"
+                f"{'-quick' if quick else ''}")
+        results = os.path.join(BENCH, "results", name)
+    else:
+        sys.exit(__doc__)
+    cfg = QUICK if quick else FULL
+    raw = os.path.join(results, "raw")
+    os.makedirs(raw, exist_ok=earlier is not None)
     subprocess.run(["make", "-s", "-C", BENCH], check=True)
     statuses = []
     accel = subprocess.run([os.path.join(REPO, "vm/kvm-probe"), PATCHED], check=True,
@@ -127,10 +161,11 @@ def main():
     micro_accel, micro_round_ms = ("kvm", 300) if accel == "kvm" else ("icount", 50)
     config = dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
                   micro_accel=micro_accel, micro_round_ms=micro_round_ms)
-    with open(os.path.join(raw, "config.json"), "w") as f:
-        json.dump(config, f, indent=1)
+    if not earlier:
+        with open(os.path.join(raw, "config.json"), "w") as f:
+            json.dump(config, f, indent=1)
 
-    st = ensure_image(cfg["max_n"], raw)
+    st = ensure_image(cfg["max_n"], raw) or KEPT.get("image-build")
     if st:
         statuses.append(st)
     if os.path.exists(IMAGE + ".json"):
@@ -170,7 +205,11 @@ def main():
                                str(cfg["micro_files"]), str(micro_round_ms), f"{case}.json"],
                 raw, 900, disks=["micro:1G"], append=append, accel=micro_accel, cpus=1))
     with open(os.path.join(raw, "status.json"), "w") as f:
-        json.dump({"cases": statuses, "total_seconds": round(time.monotonic() - t_start)},
+        this_run = round(time.monotonic() - t_start)
+        json.dump({"cases": statuses,
+                   "total_seconds": this_run + (earlier["total_seconds"] if earlier else 0),
+                   "runs_seconds": (earlier.get("runs_seconds", [earlier["total_seconds"]])
+                                    if earlier else []) + [this_run]},
                   f, indent=1)
     progress("report", f"writing {results}/report.md")
     rc = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), results]).returncode

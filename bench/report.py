@@ -15,7 +15,10 @@ LABELS = {("shared", "off"): "overlayfs shared lower, pcdedup off",
           ("thin", "off"): "XFS on dm-thin snapshots, pcdedup off",
           ("distinct", "full"): "overlayfs distinct lowers, pcdedup on (verify=full)",
           ("thin", "full"): "XFS on dm-thin, pcdedup on (verify=full)",
-          ("thin", "trust"): "XFS on dm-thin, pcdedup on (verify=trust)"}
+          ("thin", "trust"): "XFS on dm-thin, pcdedup on (verify=trust)",
+          ("thin", "trust-min0"): "XFS on dm-thin, pcdedup on (verify=trust, min_size=0)",
+          ("distinct", "full-min0"): "overlayfs distinct lowers, pcdedup on (verify=full, "
+                                     "min_size=0)"}
 
 
 def load(raw, pattern):
@@ -103,8 +106,33 @@ set xlabel 'container number'; set ylabel 'seconds'
 plot {start}
 """)
     md += ["", "![memory vs N](memory_vs_n.png)", "", "![start time](start_vs_n.png)", ""]
+    excess_note(cont, md)
     frames_table(cont, md)
     start_ab_table(cont, md)
+
+
+def excess_note(cont, md):
+    """Where the page cache of a dedup case goes beyond the shared-lower one."""
+    ref = cont.get("containers-shared-off-patched")
+    if not ref or not ref["samples"]:
+        return
+    lines = []
+    for case, d in cont.items():
+        if d["dedup"] == "off" or not d["samples"]:
+            continue
+        s = d["samples"][-1]
+        excess = s["cached_kb"] - ref["samples"][-1]["cached_kb"]
+        later = s["memcg_file_kb"][1:]
+        private = statistics.median(later) * len(later) if later else 0
+        lines.append(f"- {label(case, d)}, N={s['n']}: {mb(excess)} MB over the shared "
+                     f"lower; containers 2..N hold {mb(private)} MB of it as their own "
+                     f"`file` pages ({mb(statistics.median(later) if later else 0)} MB "
+                     "each, median).")
+    if lines:
+        md += ["What a dedup case caches beyond the shared-lower reference is mostly "
+               "what each container caches privately: files that do not share (by "
+               "default files below `min_size` = 4096 bytes; the `min_size=0` cases "
+               "share every tagged file).", ""] + lines + [""]
 
 
 def frames_table(cont, md):
@@ -155,7 +183,8 @@ def fio_section(results, fio, md):
            "(so with verify=full every member is hashed again at its first open: "
            "each reader's first open of a file reads the whole member to hash it, "
            "then the share is filled once; see `disk read MB`), `cached` right after "
-           "it, the median of 3 passes.", "",
+           "it. Each figure is the median of 3 passes (`disk read` and `Cached after` "
+           "are those of the last pass).", "",
            "| pcdedup | engine | pattern | phase | MiB/s | IOPS | lat mean us | p50 us | "
            "p99 us | Cached after MB | disk read MB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
@@ -262,20 +291,22 @@ def targets(cont, fio, ratios):
 
     ref, n = at_max(cont, "shared", "off")
     for scen, name in (("thin", "XFS-on-thinp + dedup"), ("distinct", "distinct lowers + dedup")):
-        base = at_max(cont, "thin", "off")[0]
-        for mode in ("full", "trust"):
+        base = at_max(cont, scen, "off")[0]
+        for mode in ("full", "trust", "full-min0", "trust-min0"):
             got, gn = at_max(cont, scen, mode)
+            how = "verify=" + mode.replace("-min0", ", min_size=0")
             if got is None or ref is None or base is None:
                 if f"containers-{scen}-{mode}-patched" in cont or mode == "full":
-                    rows.append((f"{name} (verify={mode}) page cache", "-", "not measured "
+                    rows.append((f"{name} ({how}) page cache", "-", "not measured "
                                  "(case failed or missing)", "**not measured**"))
                 continue
             r1, r2 = got / max(ref, 1), got / max(base, 1)
-            rows.append((f"{name} (verify={mode}), N={gn}: Cached <= 1.1x overlay shared "
+            rows.append((f"{name} ({how}), N={gn}: Cached <= 1.1x overlay shared "
                          "lower", "<= 1.10x", f"{mb(got)} MB vs {mb(ref)} MB = {r1:.2f}x",
                          verdict(r1 <= 1.1)))
-            rows.append((f"{name} (verify={mode}), N={gn}: Cached <= 1/20 of thinp "
-                         "without dedup", "<= 0.050x at N=100", f"{mb(got)} MB vs {mb(base)} MB = "
+            rows.append((f"{name} ({how}), N={gn}: Cached <= 1/20 of the same "
+                         "scenario without dedup", "<= 0.050x at N=100",
+                         f"{mb(got)} MB vs {mb(base)} MB = "
                          f"{r2:.3f}x (1/{1 / r2:.1f})" if r2 else "0",
                          verdict(r2 <= 0.05) + ("" if gn >= 100 else
                                                 f" at N={gn}, where 1/20 allows less "
@@ -321,7 +352,11 @@ def main():
            f"QEMU with {str(config.get('accel', '?')).upper()} on a "
            f"{config.get('host_cpus')}-core host; absolute times are emulation times, "
            "compare ratios. Total run time "
-           f"{status.get('total_seconds', '?')} s.", ""]
+           f"{status.get('total_seconds', '?')} s"
+           + (f" over {len(status['runs_seconds'])} runs ("
+              f"{' + '.join(map(str, status['runs_seconds']))} s): `bench.py --resume` "
+              "re-ran the cases that had failed" if len(status.get("runs_seconds", [])) > 1
+              else "") + ".", ""]
     md += ["Container image: python3.11 + its standard library (without test, idlelib, "
            "tkinter, ensurepip, ...), bash, coreutils and the glibc/shared libraries "
            "they need, copied from the host into an XFS origin volume of an lvm2 thin "

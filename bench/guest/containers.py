@@ -3,7 +3,8 @@
 Usage: containers.py SCENARIO DEDUP MAX_N SAMPLES OUTNAME
   SCENARIO  shared (overlayfs, one lower) | distinct (overlayfs, one lower
             per container, reflink copies) | thin (XFS on dm-thin snapshots)
-  DEDUP     off | full | trust   (pcdedup verify mode; off = leave disabled)
+  DEDUP     off | full | trust   (pcdedup verify mode; off = leave disabled),
+            optionally with -minS: sysfs min_size S (e.g. trust-min0)
   SAMPLES   comma list of N at which to sample, e.g. 1,5,10,20
 Each container: own mount namespace (unshare CLONE_NEWNS) and chroot root,
 own cgroup v2 group with the memory controller, python3 importing standard
@@ -121,7 +122,11 @@ def main():
     result["setup_s"] = round(time.monotonic() - t, 1)
     c.log(f"{scenario}: {max_n} roots ready in {result['setup_s']}s")
     if dedup != "off":
-        c.set_pcdedup(True, dedup)
+        verify, _, min_size = dedup.partition("-min")
+        if min_size:
+            with open(f"{c.SYSFS}/min_size", "w") as f:
+                f.write(min_size)
+        c.set_pcdedup(True, verify)
     with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
         f.write("+memory")
     os.makedirs(CGROOT)

@@ -80,7 +80,8 @@ def main():
         run("dd", "if=/dev/urandom", f"of={data}/f{i}", "bs=1M", f"count={fio_mb}",
             "status=none")
     log("tagging")
-    run(PCDEDUP_TOOL, "tag", "-q", rootfs, data)
+    # Every file gets a key; the kernel's min_size decides which ones share.
+    run(PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", rootfs, data)
     os.makedirs(os.path.join(ORIGIN_MNT, "versions"))
     for v in range(1, versions + 1):
         run("cp", "-a", "--reflink=always", rootfs, os.path.join(ORIGIN_MNT, f"versions/v{v}"))
