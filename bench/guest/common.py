@@ -81,8 +81,7 @@ def activate_vg():
 
 
 def mount_origin():
-    os.makedirs(ORIGIN_MNT, exist_ok=True)
-    run("mount", f"/dev/{VG}/origin", ORIGIN_MNT)
+    mount(f"/dev/{VG}/origin", ORIGIN_MNT, "xfs")
 
 
 def mount(source, target, fstype, options=""):
