@@ -20,7 +20,7 @@ void run_opts_init(struct run_opts *o);
 
 /* Long option values for the options below that have no short form. */
 enum { OPT_MIN_SIZE = 0x100, OPT_MISSING_OK, OPT_JSON, OPT_SYSFS,
-	OPT_VMSTAT, OPT_SHARES };
+	OPT_VMSTAT, OPT_SHARES, OPT_TREE_LEVEL };
 
 /*
  * Handle option @c with argument @arg if it is one of the shared ones

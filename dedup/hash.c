@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <libfsverity.h>
+#include <linux/fsverity.h>
 
 #include "util.h"
 
@@ -22,12 +24,9 @@ int hasher_init(struct hasher *h, size_t bufsize)
 	memset(h, 0, sizeof(*h));
 	h->bufsize = bufsize;
 	h->buf = malloc(bufsize);
-	h->ctx = EVP_MD_CTX_new();
-	/* An explicit fetch once per thread, not an implicit one per file. */
-	h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
 	if (delay)
 		h->delay_us = strtoul(delay, NULL, 10);
-	if (!h->buf || !h->ctx || !h->md) {
+	if (!h->buf) {
 		hasher_free(h);
 		return -1;
 	}
@@ -36,8 +35,6 @@ int hasher_init(struct hasher *h, size_t bufsize)
 
 void hasher_free(struct hasher *h)
 {
-	EVP_MD_CTX_free(h->ctx);
-	EVP_MD_free(h->md);
 	free(h->buf);
 	memset(h, 0, sizeof(*h));
 }
@@ -86,12 +83,125 @@ static ssize_t read_retry(int fd, void *buf, size_t len)
 	return n;
 }
 
-int hash_fd(struct hasher *h, int fd, struct content_key *key,
+/*
+ * libfsverity asks for the data a block at a time; this serves it from
+ * reads of up to h->bufsize bytes, and remembers why a read failed.
+ */
+struct reader {
+	struct hasher *h;
+	int fd;
+	uint64_t size;		/* what fstat() said before the hash */
+	uint64_t done;		/* bytes read from the file so far */
+	size_t pos, fill;	/* served and valid bytes of h->buf */
+	char *why;
+	size_t whylen;
+	bool failed;		/* @why holds the reason */
+};
+
+static int refill(struct reader *rd)
+{
+	struct hasher *h = rd->h;
+	uint64_t left = rd->size - rd->done;
+	size_t want = left < h->bufsize ? (size_t)left : h->bufsize;
+	ssize_t n = read_retry(rd->fd, h->buf, want);
+
+	if (n < 0) {
+		snprintf(rd->why, rd->whylen, "read error at offset %llu: %s",
+			 (unsigned long long)rd->done, errstr(errno));
+		rd->failed = true;
+		return -EIO;
+	}
+	if (n == 0) {
+		snprintf(rd->why, rd->whylen,
+			 "file changed while hashed (ended at %llu of %llu bytes)",
+			 (unsigned long long)rd->done, (unsigned long long)rd->size);
+		rd->failed = true;
+		return -EIO;
+	}
+	rd->done += (uint64_t)n;
+	rd->pos = 0;
+	rd->fill = (size_t)n;
+	if (h->delay_us)
+		test_delay(h);
+	if (h->after_chunk)
+		h->after_chunk(h->after_chunk_arg, rd->done);
+	return 0;
+}
+
+static int read_data(void *arg, void *buf, size_t count)
+{
+	struct reader *rd = arg;
+	uint8_t *out = buf;
+
+	while (count > 0) {
+		size_t n;
+
+		if (rd->pos == rd->fill) {
+			int err = refill(rd);
+
+			if (err)
+				return err;
+		}
+		n = rd->fill - rd->pos < count ? rd->fill - rd->pos : count;
+		memcpy(out, rd->h->buf + rd->pos, n);
+		rd->pos += n;
+		out += n;
+		count -= n;
+	}
+	return 0;
+}
+
+static int take_block(void *ctx, const void *block, size_t size, uint64_t offset)
+{
+	return tree_add_block(ctx, block, size, offset);
+}
+
+static int take_descriptor(void *ctx, const void *desc, size_t size)
+{
+	if (size < sizeof(struct fsverity_descriptor))
+		return -EINVAL;
+	tree_set_root(ctx, (const uint8_t *)desc +
+		      offsetof(struct fsverity_descriptor, root_hash));
+	return 0;
+}
+
+/* Build @tree from the file @rd reads; 0 or -1 with a reason. */
+static int compute_tree(struct reader *rd, struct file_tree *tree)
+{
+	const struct libfsverity_metadata_callbacks cbs = {
+		.ctx = tree,
+		.merkle_tree_block = take_block,
+		.descriptor = take_descriptor,
+	};
+	struct libfsverity_merkle_tree_params params = {
+		.version = 1,
+		.hash_algorithm = FS_VERITY_HASH_ALG_SHA256,
+		.file_size = rd->size,
+		.block_size = KEY_BLOCK_SIZE,
+		.metadata_callbacks = &cbs,
+	};
+	struct libfsverity_digest *d = NULL;
+	int err = libfsverity_compute_digest(rd, read_data, &params, &d);
+
+	if (err == 0 && d->digest_size != KEY_HASH_LEN)
+		err = -EINVAL;
+	if (err) {
+		if (!rd->failed)
+			snprintf(rd->why, rd->whylen, "fs-verity digest failed: %s",
+				 errstr(-err));
+		free(d);
+		return -1;
+	}
+	memcpy(tree->digest, d->digest, KEY_HASH_LEN);
+	free(d);
+	return 0;
+}
+
+int hash_fd(struct hasher *h, int fd, struct file_tree *tree,
 	    struct stat *seen, char *why, size_t whylen)
 {
+	struct reader rd = { .h = h, .fd = fd, .why = why, .whylen = whylen };
 	struct stat before, after;
-	uint64_t done = 0, size;
-	unsigned int mdlen = 0;
 	const char *moved;
 	ssize_t n;
 
@@ -103,74 +213,49 @@ int hash_fd(struct hasher *h, int fd, struct content_key *key,
 		snprintf(why, whylen, "not a regular file");
 		return -1;
 	}
-	size = (uint64_t)before.st_size;
+	if (before.st_size == 0) {
+		snprintf(why, whylen, "empty file: nothing to key");
+		return -1;
+	}
+	rd.size = (uint64_t)before.st_size;
 	if (lseek(fd, 0, SEEK_SET) != 0) {
 		snprintf(why, whylen, "cannot seek: %s", errstr(errno));
 		return -1;
 	}
 	/* Advice only; a failure changes nothing about the result. */
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	if (!EVP_DigestInit_ex(h->ctx, h->md, NULL)) {
-		snprintf(why, whylen, "cannot start sha256 (OpenSSL error)");
-		return -1;
-	}
 	/*
-	 * Read exactly the size fstat() reported, so a file that keeps growing
-	 * cannot keep us here; one more read below proves that was the end.
+	 * libfsverity reads exactly the size fstat() reported, so a file that
+	 * keeps growing cannot keep us here; one more read below proves that
+	 * was the end.
 	 */
-	while (done < size) {
-		uint64_t left = size - done;
-		size_t want = left < h->bufsize ? (size_t)left : h->bufsize;
-
-		n = read_retry(fd, h->buf, want);
-		if (n < 0) {
-			snprintf(why, whylen, "read error at offset %llu: %s",
-				 (unsigned long long)done, errstr(errno));
-			return -1;
-		}
-		if (n == 0) {
-			snprintf(why, whylen,
-				 "file changed while hashed (ended at %llu of %llu bytes)",
-				 (unsigned long long)done, (unsigned long long)size);
-			return -1;
-		}
-		if (!EVP_DigestUpdate(h->ctx, h->buf, (size_t)n)) {
-			snprintf(why, whylen, "sha256 failed (OpenSSL error)");
-			return -1;
-		}
-		done += (uint64_t)n;
-		if (h->delay_us)
-			test_delay(h);
-		if (h->after_chunk)
-			h->after_chunk(h->after_chunk_arg, done);
-	}
+	tree_init(tree, rd.size);
+	if (compute_tree(&rd, tree) != 0)
+		goto fail;
 	n = read_retry(fd, h->buf, 1);
 	if (n < 0) {
 		snprintf(why, whylen, "read error at offset %llu: %s",
-			 (unsigned long long)done, errstr(errno));
-		return -1;
+			 (unsigned long long)rd.done, errstr(errno));
+		goto fail;
 	}
 	if (n > 0) {
 		snprintf(why, whylen, "file changed while hashed (grew past %llu bytes)",
-			 (unsigned long long)size);
-		return -1;
+			 (unsigned long long)rd.size);
+		goto fail;
 	}
 	if (fstat(fd, &after) != 0) {
 		snprintf(why, whylen, "cannot stat: %s", errstr(errno));
-		return -1;
+		goto fail;
 	}
 	moved = what_changed(&before, &after);
 	if (moved) {
 		snprintf(why, whylen, "file changed while hashed (%s moved)", moved);
-		return -1;
+		goto fail;
 	}
-	if (!EVP_DigestFinal_ex(h->ctx, key->digest, &mdlen) ||
-	    mdlen != sizeof(key->digest)) {
-		snprintf(why, whylen, "sha256 failed (OpenSSL error)");
-		return -1;
-	}
-	key->size = size;
 	if (seen)
 		*seen = after;
 	return 0;
+fail:
+	tree_free(tree);
+	return -1;
 }

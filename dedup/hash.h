@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * SHA-256 of a whole file, streamed through OpenSSL's EVP interface, with a
- * check that the file did not change while it was read: a key must describe
- * one consistent version of the content or none at all.
+ * The fs-verity digest and Merkle tree of a whole file (SHA-256, 4096-byte
+ * blocks, no salt), computed by libfsverity from large reads, with a check
+ * that the file did not change while it was read: a key must describe one
+ * consistent version of the content or none at all.
  */
 #ifndef PCDEDUP_HASH_H
 #define PCDEDUP_HASH_H
@@ -11,7 +12,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "key.h"
+#include "tree.h"
 
 /* Read size per call: large, so hashing, not system calls, sets the pace. */
 #define HASH_DEFAULT_BUFSIZE	(1024 * 1024)
@@ -21,8 +22,6 @@
 
 /* Per-thread hashing state; not shared between threads. */
 struct hasher {
-	void *ctx;		/* EVP_MD_CTX, reused for every file */
-	void *md;		/* EVP_MD for SHA-256 */
 	uint8_t *buf;
 	size_t bufsize;
 	unsigned long delay_us;	/* from HASH_DELAY_ENV, 0 normally */
@@ -34,19 +33,21 @@ struct hasher {
 /*
  * Set up @h with a read buffer of @bufsize bytes. Reads HASH_DELAY_ENV
  * (getenv: nobody may change the environment while threads run).
- * Returns 0, or -1 if memory or OpenSSL fail.
+ * Returns 0, or -1 if there is no memory for the buffer.
  */
 int hasher_init(struct hasher *h, size_t bufsize);
 void hasher_free(struct hasher *h);
 
 /*
- * Hash the open regular file @fd from offset 0 to its end into @key
- * (digest and size). Fails, with a reason in @why, on a read error and when
- * the file changed while it was read (size, mtime or ctime moved, or it did
- * not hold as many bytes as its size said). On success @seen, if not NULL,
- * gets the file's status as of the hash, to compare with later.
+ * Hash the open regular file @fd from offset 0 to its end into @tree
+ * (size, digest, the levels a key can carry; tree_free() it after a
+ * success). Fails, with a reason in @why, on an empty file (no key), a
+ * read error and when the file changed while it was read (size, mtime or
+ * ctime moved, or it did not hold as many bytes as its size said). On
+ * success @seen, if not NULL, gets the file's status as of the hash, to
+ * compare with later.
  */
-int hash_fd(struct hasher *h, int fd, struct content_key *key,
+int hash_fd(struct hasher *h, int fd, struct file_tree *tree,
 	    struct stat *seen, char *why, size_t whylen);
 
 #endif

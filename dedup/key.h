@@ -3,6 +3,10 @@
  * Encoding and validation of trusted.pcdedup values. The layout itself is
  * defined once, in include/linux/pcdedup.h; this module only fills it in and
  * checks it, so the tool and the kernel cannot disagree about the format.
+ *
+ * A version 2 value is the 16-byte header, the fs-verity file digest and
+ * every hash of one level of the file's Merkle tree (level 0: one hash per
+ * 4096-byte data block; level k + 1: one hash per 128 hashes of level k).
  */
 #ifndef PCDEDUP_KEY_H
 #define PCDEDUP_KEY_H
@@ -13,32 +17,67 @@
 
 #include <linux/pcdedup.h>
 
-/* Header plus a SHA-256 digest: the only well-formed length today. */
-#define KEY_SHA256_LEN	(sizeof(struct pcdedup_key) + PCDEDUP_SHA256_DIGEST_SIZE)
-/* Room for any value a key could have, to read an attribute in one call. */
-#define KEY_MAX_LEN	(sizeof(struct pcdedup_key) + PCDEDUP_MAX_DIGEST_SIZE)
+#define KEY_HDR_LEN		sizeof(struct pcdedup_key)
+#define KEY_HASH_LEN		PCDEDUP_SHA256_DIGEST_SIZE
+#define KEY_BLOCK_SIZE		(1u << PCDEDUP_LOG_BLOCKSIZE)
+/* Hashes packed into one Merkle tree block. */
+#define KEY_HASHES_PER_BLOCK	(KEY_BLOCK_SIZE / KEY_HASH_LEN)
+/* Highest root level any 64-bit size can have (2^52 blocks, 128 a block). */
+#define KEY_MAX_LEVEL		8
+/* The VFS limit on one attribute value (XATTR_SIZE_MAX): no key is longer. */
+#define KEY_MAX_LEN		65536
+/* Hashes of one level that still fit in KEY_MAX_LEN with header and digest. */
+#define KEY_MAX_HASHES		((KEY_MAX_LEN - KEY_HDR_LEN) / KEY_HASH_LEN - 1)
+/* The old format: header with version 1 and a SHA-256 of the whole file. */
+#define KEY_V1_VERSION		1
+#define KEY_V1_LEN		(KEY_HDR_LEN + KEY_HASH_LEN)
 /* "sha256:" plus two hex digits per byte plus NUL. */
-#define KEY_TEXT_LEN	(7 + 2 * PCDEDUP_SHA256_DIGEST_SIZE + 1)
-
-/* A key in host form, after decoding and validation. */
-struct content_key {
-	uint64_t size;
-	uint8_t digest[PCDEDUP_SHA256_DIGEST_SIZE];
-};
-
-/* Write the attribute value for @key into @buf; returns its length. */
-size_t key_encode(const struct content_key *key, uint8_t buf[KEY_SHA256_LEN]);
+#define KEY_TEXT_LEN		(7 + 2 * KEY_HASH_LEN + 1)
 
 /*
- * Parse an attribute value. On success fill @key and return true; on a
- * malformed value return false and put a one-line reason in @why.
+ * A key in host form. @hashes points at count(@level) hashes of
+ * KEY_HASH_LEN bytes, owned by whoever filled the key in (the decoded
+ * attribute value, or the hashed tree).
  */
-bool key_decode(const void *buf, size_t len, struct content_key *key,
-		char *why, size_t whylen);
+struct content_key {
+	uint64_t size;
+	unsigned level;
+	uint8_t digest[KEY_HASH_LEN];	/* the fs-verity file digest */
+	const uint8_t *hashes;
+};
+
+enum key_status {
+	KEY_OK,			/* a valid version 2 key */
+	KEY_OLD,		/* a version 1 key: no longer accepted */
+	KEY_MALFORMED,		/* anything else */
+};
+
+/* Hashes on tree @level of a file of @size bytes; 0 above its root (or size 0). */
+uint64_t key_level_count(uint64_t size, unsigned level);
+
+/* Level of the root hash (the first level with one hash); @size > 0. */
+unsigned key_root_level(uint64_t size);
+
+/* Length of the value for @size at @level, which must exist. */
+uint64_t key_value_len(uint64_t size, unsigned level);
+
+/*
+ * Write the attribute value for @key into a new buffer (free() it); its
+ * length goes to @len. @key->size must be > 0 and @key->level exist.
+ */
+uint8_t *key_encode(const struct content_key *key, size_t *len);
+
+/*
+ * Parse an attribute value. KEY_OK fills @key (its hashes point into @buf);
+ * KEY_OLD and KEY_MALFORMED put a one-line reason in @why.
+ */
+enum key_status key_decode(const void *buf, size_t len, struct content_key *key,
+			   char *why, size_t whylen);
 
 /* "sha256:<hex>" form of the digest, as the kernel's share listing shows it. */
 void key_digest_text(const struct content_key *key, char out[KEY_TEXT_LEN]);
 
+/* Same size, digest, level and level hashes. */
 bool key_equal(const struct content_key *a, const struct content_key *b);
 
 #endif

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "key.h"
+
 static int suffix_shift(const char *s)
 {
 	static const char units[] = "KMGT";
@@ -46,7 +48,9 @@ bool parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
-bool parse_jobs(const char *s, unsigned *out)
+/* A decimal number from @min to @max, digits only. */
+static bool parse_uint_range(const char *s, unsigned min, unsigned max,
+			     unsigned *out)
 {
 	unsigned long v;
 	char *end;
@@ -55,10 +59,20 @@ bool parse_jobs(const char *s, unsigned *out)
 		return false;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *end || v < 1 || v > MAX_JOBS)
+	if (errno || *end || v < min || v > max)
 		return false;
 	*out = (unsigned)v;
 	return true;
+}
+
+bool parse_jobs(const char *s, unsigned *out)
+{
+	return parse_uint_range(s, 1, MAX_JOBS, out);
+}
+
+bool parse_tree_level(const char *s, unsigned *out)
+{
+	return parse_uint_range(s, 0, KEY_MAX_LEVEL, out);
 }
 
 unsigned default_jobs(void)

@@ -17,6 +17,9 @@ bool parse_size(const char *s, uint64_t *out);
 #define MAX_JOBS 1024
 bool parse_jobs(const char *s, unsigned *out);
 
+/* A Merkle tree level, 0 to KEY_MAX_LEVEL. */
+bool parse_tree_level(const char *s, unsigned *out);
+
 /* Number of online CPUs, at least 1: the default worker count. */
 unsigned default_jobs(void);
 

@@ -49,7 +49,7 @@ static void *worker_main(void *arg)
 	struct work_item it;
 
 	if (hasher_init(&h, HASH_DEFAULT_BUFSIZE) != 0)
-		fatal("cannot set up sha256 (OpenSSL) or its read buffer");
+		fatal("cannot allocate the read buffer for hashing");
 	while (pool_take(p, &it)) {
 		p->fn(p->ctx, &h, &it);
 		free(it.path);

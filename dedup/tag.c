@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -14,14 +15,16 @@
 #include "fileops.h"
 #include "key.h"
 #include "msg.h"
+#include "parse.h"
 #include "pool.h"
+#include "setkey.h"
 #include "util.h"
 #include "walk.h"
 
 struct tag_run {
-	bool dry_run;
+	struct setkey_opts set;
 	struct pool *pool;
-	atomic_ullong tagged, unchanged, small, not_regular, other_fs, failed;
+	atomic_ullong tagged, migrated, unchanged, small, not_regular, other_fs, failed;
 	atomic_ullong bytes;
 };
 
@@ -46,15 +49,59 @@ static bool changed_since(int fd, const struct stat *seen)
 	       now.st_mtim.tv_nsec != seen->st_mtim.tv_nsec;
 }
 
+/* Is @value (@len bytes, negative: none) a version 1 key? */
+static bool old_format(const uint8_t *value, ssize_t len)
+{
+	struct content_key key;
+	char why[128];
+
+	return len >= 0 && key_decode(value, (size_t)len, &key, why, sizeof(why)) == KEY_OLD;
+}
+
+/* Set the key of the open file @fd, hashed into @tree, and count the outcome. */
+static void tag_tree(struct tag_run *run, int fd, const struct work_item *it,
+		     const struct file_tree *tree, const struct stat *seen)
+{
+	uint8_t *have = xmalloc(KEY_MAX_LEN);
+	char why[256];
+	unsigned level;
+	ssize_t got;
+
+	/* No key yet (ENODATA) or one too long to be valid (ERANGE): replace. */
+	got = fgetxattr(fd, PCDEDUP_XATTR_NAME, have, KEY_MAX_LEN);
+	if (got < 0 && errno != ENODATA && errno != ERANGE) {
+		snprintf(why, sizeof(why), "cannot read %s: %s",
+			 PCDEDUP_XATTR_NAME, xattr_reason(errno));
+		tag_failed(run, it->path, why);
+		goto out;
+	}
+	switch (set_key(fd, tree, &run->set, have, got, &level, why, sizeof(why))) {
+	case SETKEY_UNCHANGED:
+		atomic_fetch_add(&run->unchanged, 1);
+		goto out;
+	case SETKEY_FAILED:
+		tag_failed(run, it->path, why);
+		goto out;
+	case SETKEY_WRITTEN:
+		break;
+	}
+	/* A write that slipped in after the hash: do not leave a wrong key. */
+	if (!run->set.dry_run && changed_since(fd, seen)) {
+		(void)fremovexattr(fd, PCDEDUP_XATTR_NAME);
+		tag_failed(run, it->path, "file changed while tagged; key removed");
+		goto out;
+	}
+	atomic_fetch_add(old_format(have, got) ? &run->migrated : &run->tagged, 1);
+out:
+	free(have);
+}
+
 static void tag_file(void *ctx, struct hasher *h, const struct work_item *it)
 {
 	struct tag_run *run = ctx;
-	uint8_t want[KEY_SHA256_LEN], have[KEY_MAX_LEN];
-	struct content_key key;
+	struct file_tree tree;
 	struct stat seen;
 	char why[256];
-	size_t len;
-	ssize_t got;
 	int fd;
 
 	fd = open_walked(it, NULL, why, sizeof(why));
@@ -62,43 +109,13 @@ static void tag_file(void *ctx, struct hasher *h, const struct work_item *it)
 		tag_failed(run, it->path, why);
 		return;
 	}
-	if (hash_fd(h, fd, &key, &seen, why, sizeof(why)) != 0) {
+	if (hash_fd(h, fd, &tree, &seen, why, sizeof(why)) != 0) {
 		tag_failed(run, it->path, why);
-		goto out;
+	} else {
+		atomic_fetch_add(&run->bytes, tree.size);
+		tag_tree(run, fd, it, &tree, &seen);
+		tree_free(&tree);
 	}
-	atomic_fetch_add(&run->bytes, key.size);
-	len = key_encode(&key, want);
-
-	got = fgetxattr(fd, PCDEDUP_XATTR_NAME, have, sizeof(have));
-	if (got == (ssize_t)len && memcmp(have, want, len) == 0) {
-		atomic_fetch_add(&run->unchanged, 1);
-		goto out;
-	}
-	/* No key yet (ENODATA) or one too long to be valid (ERANGE): replace. */
-	if (got < 0 && errno != ENODATA && errno != ERANGE) {
-		snprintf(why, sizeof(why), "cannot read %s: %s",
-			 PCDEDUP_XATTR_NAME, xattr_reason(errno));
-		tag_failed(run, it->path, why);
-		goto out;
-	}
-	if (run->dry_run) {
-		atomic_fetch_add(&run->tagged, 1);
-		goto out;
-	}
-	if (fsetxattr(fd, PCDEDUP_XATTR_NAME, want, len, 0) != 0) {
-		snprintf(why, sizeof(why), "cannot set %s: %s",
-			 PCDEDUP_XATTR_NAME, xattr_reason(errno));
-		tag_failed(run, it->path, why);
-		goto out;
-	}
-	/* A write that slipped in after the hash: do not leave a wrong key. */
-	if (changed_since(fd, &seen)) {
-		(void)fremovexattr(fd, PCDEDUP_XATTR_NAME);
-		tag_failed(run, it->path, "file changed while tagged; key removed");
-		goto out;
-	}
-	atomic_fetch_add(&run->tagged, 1);
-out:
 	close(fd);
 }
 
@@ -109,8 +126,12 @@ static void tag_walked(void *ctx, enum walk_event ev, const char *path,
 
 	switch (ev) {
 	case WALK_FILE:
-		pool_submit(run->pool, path, st, false);
-		break;
+		/* An empty file has no content to key, whatever the min size. */
+		if (st->st_size > 0) {
+			pool_submit(run->pool, path, st, false);
+			break;
+		}
+		/* fall through */
 	case WALK_SMALL:
 		atomic_fetch_add(&run->small, 1);
 		break;
@@ -132,8 +153,11 @@ static void tag_report(struct tag_run *run, double secs)
 	unsigned long long skipped = run->small + run->not_regular + run->other_fs;
 	double mbps = secs > 0 ? (double)run->bytes / 1e6 / secs : 0;
 
-	printf("tagged:     %llu%s\n", (unsigned long long)run->tagged,
-	       run->dry_run ? " (dry run: no key written)" : "");
+	const char *dry = run->set.dry_run ? " (dry run: no key written)" : "";
+
+	printf("tagged:     %llu%s\n", (unsigned long long)run->tagged, dry);
+	printf("migrated:   %llu (version 1 keys rewritten)\n",
+	       (unsigned long long)run->migrated);
 	printf("unchanged:  %llu\n", (unsigned long long)run->unchanged);
 	printf("skipped:    %llu (%llu below min size, %llu not regular files, "
 	       "%llu directories on other filesystems)\n", skipped,
@@ -146,33 +170,41 @@ static void tag_report(struct tag_run *run, double secs)
 
 static const char tag_help[] =
 	"Usage: pcdedup tag [OPTION]... PATH...\n"
-	"Hash every regular file under PATH (SHA-256) and set its content key,\n"
-	"the extended attribute " PCDEDUP_XATTR_NAME ". Symbolic links are never\n"
-	"followed; a key that is already correct is left alone (\"unchanged\").\n"
+	"Hash every regular file under PATH (its fs-verity digest and Merkle tree,\n"
+	"SHA-256) and set its content key, the extended attribute\n"
+	PCDEDUP_XATTR_NAME ": the digest and one level of the tree, the lowest\n"
+	"level whose value the filesystem accepts. Symbolic links are never\n"
+	"followed; empty files get no key; a key that is already correct is left\n"
+	"alone (\"unchanged\"); version 1 keys are rewritten (\"migrated\").\n"
 	"\n"
 	"  -j, --jobs N        hash N files at once (default: online CPUs)\n"
 	"      --min-size S    skip files below S bytes (default 4096; K, M, G, T)\n"
+	"      --tree-level N  write tree level N (0 to 8), never another one\n"
 	"  -n, --dry-run       hash and compare, but write no key\n"
 	"  -x, --cross-fs      descend into other mounted filesystems\n"
 	"  -q, --quiet         no summary, only errors\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"Needs CAP_SYS_ADMIN to set trusted.* attributes. Prints a summary on\n"
-	"standard output (tagged, unchanged, skipped, failed, bytes, MB/s);\n"
-	"every file that fails gets one line 'pcdedup: PATH: REASON' on stderr.\n";
+	"standard output (tagged, migrated, unchanged, skipped, failed, bytes,\n"
+	"MB/s); every file that fails gets one line 'pcdedup: PATH: REASON' on\n"
+	"stderr, 'in use (open for write or shared), not tagged' when the\n"
+	"kernel refuses a key to a file open for write or shared.\n";
 
 int cmd_tag(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
+		{ "tree-level", required_argument, NULL, OPT_TREE_LEVEL },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "cross-fs", no_argument, NULL, 'x' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tag_run run = { .dry_run = false };
+	struct tag_run run = { .set = { .level = -1, .dry_run = false } };
+	unsigned level;
 	struct walk_options wo;
 	struct run_opts o;
 	double start;
@@ -187,7 +219,13 @@ int cmd_tag(int argc, char **argv)
 			continue;
 		switch (c) {
 		case 'n':
-			run.dry_run = true;
+			run.set.dry_run = true;
+			break;
+		case OPT_TREE_LEVEL:
+			if (!parse_tree_level(optarg, &level))
+				return usage_error("tag", "bad tree level '%s' (0 to %d)",
+						   optarg, KEY_MAX_LEVEL);
+			run.set.level = (int)level;
 			break;
 		case 'h':
 			printf("%s\n%s", tag_help, exit_status_help);

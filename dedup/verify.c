@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@
 struct verify_run {
 	bool missing_ok;
 	struct pool *pool;
-	atomic_ullong correct, untagged, missing, malformed, mismatch, errors;
+	atomic_ullong correct, untagged, missing, old, malformed, mismatch, errors;
 	atomic_ullong skipped, bytes;
 };
 
@@ -38,17 +39,55 @@ static void problem(atomic_ullong *counter, const char *status,
 	atomic_fetch_add(counter, 1);
 }
 
+/* Compare the decoded key @want with the file's @tree; false with a reason. */
+static bool key_matches(const struct content_key *want, const struct file_tree *tree,
+			char *why, size_t whylen)
+{
+	uint64_t count = key_level_count(want->size, want->level);
+	struct content_key got;
+
+	if (memcmp(want->digest, tree->digest, KEY_HASH_LEN) != 0) {
+		char wtext[KEY_TEXT_LEN], gtext[KEY_TEXT_LEN];
+
+		tree_key(tree, tree->root_level, &got);
+		key_digest_text(want, wtext);
+		key_digest_text(&got, gtext);
+		snprintf(why, whylen, "content differs: key %s, file %s", wtext, gtext);
+		return false;
+	}
+	/* A value that fits an attribute always has its level kept. */
+	tree_key(tree, want->level, &got);
+	for (uint64_t i = 0; i < count; i++) {
+		if (memcmp(want->hashes + i * KEY_HASH_LEN, got.hashes + i * KEY_HASH_LEN,
+			   KEY_HASH_LEN) != 0) {
+			snprintf(why, whylen, "tree level %u hash %llu of %llu differs "
+				 "from the file (the digest matches: a forged key?)",
+				 want->level, (unsigned long long)i,
+				 (unsigned long long)count);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Check the key in attribute value @buf (@len bytes) against the file. */
 static void verify_key(struct verify_run *run, struct hasher *h, int fd,
 		       const struct work_item *it, const struct stat *st,
 		       const uint8_t *buf, size_t len)
 {
-	struct content_key want, got;
+	struct content_key want;
+	struct file_tree tree;
 	char why[512];
 
-	if (!key_decode(buf, len, &want, why, sizeof(why))) {
+	switch (key_decode(buf, len, &want, why, sizeof(why))) {
+	case KEY_OLD:
+		problem(&run->old, "old-format", it->path, why);
+		return;
+	case KEY_MALFORMED:
 		problem(&run->malformed, "malformed", it->path, why);
 		return;
+	case KEY_OK:
+		break;
 	}
 	/* The size is part of the key: a different size needs no hashing. */
 	if (want.size != (uint64_t)st->st_size) {
@@ -58,28 +97,26 @@ static void verify_key(struct verify_run *run, struct hasher *h, int fd,
 		problem(&run->mismatch, "mismatch", it->path, why);
 		return;
 	}
-	if (hash_fd(h, fd, &got, NULL, why, sizeof(why)) != 0) {
+	if (hash_fd(h, fd, &tree, NULL, why, sizeof(why)) != 0) {
 		problem(&run->errors, "error", it->path, why);
 		return;
 	}
-	atomic_fetch_add(&run->bytes, got.size);
-	if (!key_equal(&want, &got)) {
-		char wtext[KEY_TEXT_LEN], gtext[KEY_TEXT_LEN];
-
-		key_digest_text(&want, wtext);
-		key_digest_text(&got, gtext);
-		snprintf(why, sizeof(why), "content differs: key %s, file %s",
-			 wtext, gtext);
+	atomic_fetch_add(&run->bytes, tree.size);
+	if (tree.size != want.size || !tree_has_level(&tree, want.level)) {
+		snprintf(why, sizeof(why), "file changed while verified");
+		problem(&run->errors, "error", it->path, why);
+	} else if (!key_matches(&want, &tree, why, sizeof(why))) {
 		problem(&run->mismatch, "mismatch", it->path, why);
-		return;
+	} else {
+		atomic_fetch_add(&run->correct, 1);
 	}
-	atomic_fetch_add(&run->correct, 1);
+	tree_free(&tree);
 }
 
 static void verify_file(void *ctx, struct hasher *h, const struct work_item *it)
 {
 	struct verify_run *run = ctx;
-	uint8_t buf[KEY_MAX_LEN];
+	uint8_t *buf = xmalloc(KEY_MAX_LEN);
 	struct stat st;
 	char why[256];
 	ssize_t got;
@@ -88,9 +125,10 @@ static void verify_file(void *ctx, struct hasher *h, const struct work_item *it)
 	fd = open_walked(it, &st, why, sizeof(why));
 	if (fd < 0) {
 		problem(&run->errors, "error", it->path, why);
+		free(buf);
 		return;
 	}
-	got = fgetxattr(fd, PCDEDUP_XATTR_NAME, buf, sizeof(buf));
+	got = fgetxattr(fd, PCDEDUP_XATTR_NAME, buf, KEY_MAX_LEN);
 	if (got >= 0) {
 		verify_key(run, h, fd, it, &st, buf, (size_t)got);
 	} else if (errno == ENODATA) {
@@ -100,7 +138,7 @@ static void verify_file(void *ctx, struct hasher *h, const struct work_item *it)
 		else
 			problem(&run->missing, "missing", it->path, NULL);
 	} else if (errno == ERANGE) {
-		snprintf(why, sizeof(why), "key longer than %zu bytes", sizeof(buf));
+		snprintf(why, sizeof(why), "key longer than %d bytes", KEY_MAX_LEN);
 		problem(&run->malformed, "malformed", it->path, why);
 	} else {
 		snprintf(why, sizeof(why), "cannot read %s: %s",
@@ -108,6 +146,7 @@ static void verify_file(void *ctx, struct hasher *h, const struct work_item *it)
 		problem(&run->errors, "error", it->path, why);
 	}
 	close(fd);
+	free(buf);
 }
 
 static void verify_walked(void *ctx, enum walk_event ev, const char *path,
@@ -119,7 +158,7 @@ static void verify_walked(void *ctx, enum walk_event ev, const char *path,
 	case WALK_FILE:
 	case WALK_SMALL:
 		/* Small files too: a key they carry must still be right. */
-		pool_submit(run->pool, path, st, ev == WALK_SMALL);
+		pool_submit(run->pool, path, st, ev == WALK_SMALL || st->st_size == 0);
 		break;
 	case WALK_SYMLINK:
 	case WALK_SPECIAL:
@@ -134,7 +173,7 @@ static void verify_walked(void *ctx, enum walk_event ev, const char *path,
 
 static unsigned long long problems(struct verify_run *run)
 {
-	return run->missing + run->malformed + run->mismatch + run->errors;
+	return run->missing + run->old + run->malformed + run->mismatch + run->errors;
 }
 
 static void verify_report(struct verify_run *run, double secs)
@@ -144,14 +183,15 @@ static void verify_report(struct verify_run *run, double secs)
 	fprintf(stderr,
 		"correct:    %llu\n"
 		"missing:    %llu\n"
+		"old-format: %llu\n"
 		"malformed:  %llu\n"
 		"mismatch:   %llu\n"
 		"error:      %llu\n"
-		"untagged:   %llu (no key needed: below min size or --missing-ok)\n"
+		"untagged:   %llu (no key needed: below min size, empty or --missing-ok)\n"
 		"skipped:    %llu (not regular files, other filesystems)\n"
 		"hashed:     %llu bytes in %.3f s (%.1f MB/s)\n",
 		(unsigned long long)run->correct, (unsigned long long)run->missing,
-		(unsigned long long)run->malformed, (unsigned long long)run->mismatch,
+		(unsigned long long)run->old, (unsigned long long)run->malformed, (unsigned long long)run->mismatch,
 		(unsigned long long)run->errors, (unsigned long long)run->untagged,
 		(unsigned long long)run->skipped, (unsigned long long)run->bytes,
 		secs, mbps);
@@ -159,23 +199,28 @@ static void verify_report(struct verify_run *run, double secs)
 
 static const char verify_help[] =
 	"Usage: pcdedup verify [OPTION]... PATH...\n"
-	"Re-hash every regular file under PATH and check its content key.\n"
+	"Re-hash every regular file under PATH and check its content key: the\n"
+	"size, the fs-verity digest and every hash of the key's tree level.\n"
 	"Prints one line per problem on standard output, '<status>\\t<path>',\n"
 	"with the path C-escaped (\\n, \\t, \\\\, \\ooo); status is one of\n"
-	"  missing    no key on a file of at least --min-size bytes\n"
-	"  malformed  the key is not a valid pcdedup key (reason on stderr)\n"
-	"  mismatch   the key's size or digest no longer matches (details on stderr)\n"
-	"  error      the file or its key could not be read (reason on stderr)\n"
+	"  missing     no key on a non-empty file of at least --min-size bytes\n"
+	"  old-format  a version 1 key: the kernel ignores it, pcdedup tag\n"
+	"              rewrites it\n"
+	"  malformed   the key is not a valid pcdedup key (reason on stderr)\n"
+	"  mismatch    the key's size, digest or tree hashes no longer match\n"
+	"              (details on stderr)\n"
+	"  error       the file or its key could not be read (reason on stderr)\n"
 	"\n"
 	"  -j, --jobs N        hash N files at once (default: online CPUs)\n"
-	"      --min-size S    files below S bytes need no key (default 4096)\n"
+	"      --min-size S    files below S bytes need no key (default 4096);\n"
+	"                      empty files never need one\n"
 	"      --missing-ok    do not report files without a key\n"
 	"  -x, --cross-fs      descend into other mounted filesystems\n"
 	"  -q, --quiet         no summary on stderr\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"Reading trusted.* attributes needs CAP_SYS_ADMIN; without it every key\n"
-	"looks missing.\n";
+	"looks missing. Exit status 1 when any problem line was printed.\n";
 
 int cmd_verify(int argc, char **argv)
 {

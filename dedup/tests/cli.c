@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "cli.h"
+#include "oracle.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -50,42 +51,46 @@ int pcd_env(struct run_result *r, const char *const *env, ...)
 	return run_cmd(&spec, argv, r);
 }
 
-/* The key pcdedup must write for @path, built from sha256sum's digest. */
-bool expected_key(const char *path, uint8_t key[48])
+/* The value pcdedup must write for @path at tree @level, from the oracle. */
+uint8_t *expected_value(const char *path, unsigned level, size_t *len)
 {
-	char hex[65];
-	struct stat st;
-	uint64_t size;
+	struct oracle o;
+	uint8_t *v = NULL;
 
-	if (stat(path, &st) != 0 || !sha256sum_hex(path, hex))
-		return false;
-	memset(key, 0, 48);
-	key[0] = 1;	/* version */
-	key[1] = 1;	/* sha256 */
-	key[2] = 32;	/* digest length */
-	size = (uint64_t)st.st_size;
-	for (int i = 0; i < 8; i++)
-		key[8 + i] = (uint8_t)(size >> (8 * i));
-	for (int i = 0; i < 32; i++) {
-		unsigned byte;
+	if (!oracle_build(path, &o))
+		return NULL;
+	if (level <= o.root_level)
+		v = oracle_value(&o, level, len);
+	oracle_free(&o);
+	return v;
+}
 
-		sscanf(hex + 2 * i, "%2x", &byte);
-		key[16 + i] = (uint8_t)byte;
-	}
-	return true;
+int key_level(const char *path)
+{
+	uint8_t *v = malloc(65536);
+	int level = lgetxattr(path, XATTR, v, 65536) >= 16 ? v[4] : -1;
+
+	free(v);
+	return level;
 }
 
 /* 1 if @path carries exactly the right key, 0 if none, -1 if a wrong one. */
 int key_state(const char *path)
 {
-	uint8_t want[48], got[256];
-	ssize_t n = lgetxattr(path, XATTR, got, sizeof(got));
+	uint8_t *got = malloc(65536), *want = NULL;
+	ssize_t n = lgetxattr(path, XATTR, got, 65536);
+	size_t len = 0;
+	int state;
 
 	if (n < 0)
-		return errno == ENODATA ? 0 : -1;
-	if (!expected_key(path, want))
-		return -1;
-	return n == 48 && memcmp(got, want, 48) == 0 ? 1 : -1;
+		state = errno == ENODATA ? 0 : -1;
+	else if (n < 16 || !(want = expected_value(path, got[4], &len)))
+		state = -1;
+	else
+		state = (size_t)n == len && memcmp(got, want, len) == 0 ? 1 : -1;
+	free(got);
+	free(want);
+	return state;
 }
 
 bool has_key(const char *path)

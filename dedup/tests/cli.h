@@ -2,14 +2,15 @@
 /*
  * Helpers for the tests that run the pcdedup binary: running it, reading
  * its summaries and problem lines, and checking keys byte by byte against
- * the layout written out here (from sha256sum), not through the tool's
- * own code.
+ * the layout written out by the oracle (tests/oracle.c), not through the
+ * tool's own code.
  */
 #ifndef PCDEDUP_TEST_CLI_H
 #define PCDEDUP_TEST_CLI_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "harness.h"
@@ -28,9 +29,14 @@ int pcd_env(struct run_result *r, const char *const *env, ...);
 #define pcd(r, ...) pcd_env(r, NULL, __VA_ARGS__, (char *)NULL)
 #define pcd_with(r, env, ...) pcd_env(r, env, __VA_ARGS__, (char *)NULL)
 
-/* The 48-byte key pcdedup must write for @path. */
-bool expected_key(const char *path, uint8_t key[48]);
-/* 1 if @path carries exactly the right key, 0 if none, -1 if a wrong one. */
+/* The value pcdedup must write for @path at tree @level (malloc'd). */
+uint8_t *expected_value(const char *path, unsigned level, size_t *len);
+/* The tree level of @path's key, or -1 if it has none. */
+int key_level(const char *path);
+/*
+ * 1 if @path carries exactly the right key (for the tree level it names),
+ * 0 if none, -1 if a wrong one.
+ */
 int key_state(const char *path);
 bool has_key(const char *path);
 

@@ -4,7 +4,9 @@
  * cannot produce on demand (a filesystem without xattr support, say). Set
  * PCDEDUP_FAULT_FSETXATTR, PCDEDUP_FAULT_FGETXATTR or
  * PCDEDUP_FAULT_LREMOVEXATTR to an errno number to make that call fail;
- * unset, the real call runs.
+ * unset, the real call runs. PCDEDUP_FAULT_SETXATTR_MAX=N makes every
+ * fsetxattr() with a value longer than N bytes fail with E2BIG, as a
+ * filesystem with a small limit on attribute values would.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,7 +40,10 @@ static int injected(const char *var)
 int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
 {
 	int err = injected("PCDEDUP_FAULT_FSETXATTR");
+	const char *max = getenv("PCDEDUP_FAULT_SETXATTR_MAX");
 
+	if (!err && max && size > strtoul(max, NULL, 10))
+		err = E2BIG;
 	if (err) {
 		errno = err;
 		return -1;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File hashing against sha256sum at sizes around page and buffer
- * boundaries, a sparse file, and files that change while they are hashed
+ * File hashing (fs-verity digest and Merkle tree levels) against an
+ * independent SHA-256 tree and `fsverity digest`, at sizes around block,
+ * tree-block, buffer and attribute-size boundaries, a 3-level tree, a
+ * sparse file, an empty file, and files that change while they are hashed
  * (driven by the hasher's per-chunk hook, so every case is deterministic).
  */
 #include <errno.h>
@@ -15,20 +17,14 @@
 
 #include "harness.h"
 #include "hash.h"
+#include "oracle.h"
 
 static char *dir;
 
-static void to_hex(const uint8_t *d, char hex[65])
+/* Hash @path with a buffer of @bufsize bytes into @tree; false + @why. */
+static bool hash_path(const char *path, size_t bufsize, struct file_tree *tree,
+		      char *why, size_t whylen)
 {
-	for (int i = 0; i < 32; i++)
-		sprintf(hex + 2 * i, "%02x", d[i]);
-}
-
-/* Hash @path with a buffer of @bufsize bytes; hex digest or NULL + @why. */
-static bool hash_path(const char *path, size_t bufsize, char hex[65],
-		      uint64_t *size, char *why, size_t whylen)
-{
-	struct content_key key;
 	struct hasher h;
 	int fd = open(path, O_RDONLY);
 	int r;
@@ -42,48 +38,91 @@ static bool hash_path(const char *path, size_t bufsize, char hex[65],
 		close(fd);
 		return false;
 	}
-	r = hash_fd(&h, fd, &key, NULL, why, whylen);
+	r = hash_fd(&h, fd, tree, NULL, why, whylen);
 	hasher_free(&h);
 	close(fd);
-	if (r != 0)
+	return r == 0;
+}
+
+/* @tree against the oracle: digest, root level, every level a key can hold. */
+static bool same_tree(const struct file_tree *tree, const struct oracle *o,
+		      char *why, size_t whylen)
+{
+	if (tree->size != o->size || tree->root_level != o->root_level) {
+		snprintf(why, whylen, "size %llu root %u, oracle size %llu root %u",
+			 (unsigned long long)tree->size, tree->root_level,
+			 (unsigned long long)o->size, o->root_level);
 		return false;
-	to_hex(key.digest, hex);
-	*size = key.size;
+	}
+	if (memcmp(tree->digest, o->digest, 32) != 0) {
+		snprintf(why, whylen, "digest differs from the oracle's");
+		return false;
+	}
+	for (unsigned l = 0; l <= o->root_level; l++) {
+		bool fits = o->count[l] <= KEY_MAX_HASHES;
+
+		if (fits != tree_has_level(tree, l)) {
+			snprintf(why, whylen, "level %u (%llu hashes) %s", l,
+				 (unsigned long long)o->count[l],
+				 fits ? "missing" : "kept though no key can hold it");
+			return false;
+		}
+		if (fits && memcmp(tree->level[l], o->level[l], o->count[l] * 32) != 0) {
+			snprintf(why, whylen, "level %u hashes differ from the oracle's", l);
+			return false;
+		}
+	}
 	return true;
 }
 
-/* Hash with the default buffer and with small odd ones; all must agree. */
-static void check_against_sha256sum(const char *name, const char *path,
-				    uint64_t want_size)
+/*
+ * The oracle's digest must be what `fsverity digest` prints; the tool's
+ * tree, with the default buffer and with small odd ones, the oracle's.
+ */
+static void check_against_oracle(const char *name, const char *path)
 {
 	static const size_t bufsizes[] = { HASH_DEFAULT_BUFSIZE, 4096, 1000 };
-	char want[65], got[65], why[256];
-	uint64_t size;
+	struct file_tree tree;
+	struct oracle o;
+	uint8_t cli[32];
+	char why[256];
 
-	if (!sha256sum_hex(path, want)) {
-		fail(name, "sha256sum failed");
+	if (!oracle_build(path, &o)) {
+		fail(name, "oracle cannot read %s", path);
 		return;
 	}
+	if (!fsverity_cli_digest(path, cli)) {
+		fail(name, "fsverity digest failed (is the fsverity package installed?)");
+		goto out;
+	}
+	if (memcmp(cli, o.digest, 32) != 0) {
+		fail(name, "the oracle's digest is not what fsverity digest prints");
+		goto out;
+	}
 	for (size_t i = 0; i < sizeof(bufsizes) / sizeof(bufsizes[0]); i++) {
-		if (!hash_path(path, bufsizes[i], got, &size, why, sizeof(why))) {
+		if (!hash_path(path, bufsizes[i], &tree, why, sizeof(why))) {
 			fail(name, "buffer %zu: %s", bufsizes[i], why);
-			return;
+			goto out;
 		}
-		if (strcmp(got, want) != 0 || size != want_size) {
-			fail(name, "buffer %zu: got %s size %llu, sha256sum %s size %llu",
-			     bufsizes[i], got, (unsigned long long)size, want,
-			     (unsigned long long)want_size);
-			return;
+		if (!same_tree(&tree, &o, why, sizeof(why))) {
+			fail(name, "buffer %zu: %s", bufsizes[i], why);
+			tree_free(&tree);
+			goto out;
 		}
+		tree_free(&tree);
 	}
 	pass(name);
+out:
+	oracle_free(&o);
 }
 
 static void test_sizes(void)
 {
-	static const uint64_t mib2 = 2 * 1024 * 1024;
-	static const uint64_t sizes[] = { 0, 1, 4095, 4096, 4097, 65535, 65536,
-					  65537, mib2 - 1, mib2, mib2 + 1 };
+	static const uint64_t mib2 = 2 * 1024 * 1024, b = 4096, lvl = 128 * 4096;
+	static const uint64_t sizes[] = { 1, 4095, 4096, 4097, 65535, 65536, 65537,
+					  lvl, lvl + 1, 3 * lvl + 5, mib2 - 1, mib2,
+					  mib2 + 1, 2046 * b, 2047 * b,
+					  128 * 128 * 4096 + 1 };
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		char name[64], file[64], *path;
@@ -92,9 +131,23 @@ static void test_sizes(void)
 		snprintf(name, sizeof(name), "hash-size-%llu", (unsigned long long)sizes[i]);
 		path = path_join(dir, file);
 		write_pattern(path, sizes[i], (unsigned)i);
-		check_against_sha256sum(name, path, sizes[i]);
+		check_against_oracle(name, path);
+		unlink(path);
 		free(path);
 	}
+}
+
+/* An empty file has no tree to key. */
+static void test_empty(void)
+{
+	char *path = path_join(dir, "empty");
+	struct file_tree tree;
+	char why[256] = "";
+
+	write_pattern(path, 0, 1);
+	expect("hash-empty-refused", !hash_path(path, 4096, &tree, why, sizeof(why)) &&
+	       strstr(why, "empty"), "empty file hashed: '%s'", why);
+	free(path);
 }
 
 /* Holes read as zeros; data at the start, in the middle and at the end. */
@@ -117,7 +170,7 @@ static void test_sparse(void)
 		skip("hash-sparse-is-sparse", "filesystem allocated the holes");
 	else
 		pass("hash-sparse-is-sparse");
-	check_against_sha256sum("hash-sparse", path, (uint64_t)size);
+	check_against_oracle("hash-sparse", path);
 	free(path);
 }
 
@@ -180,7 +233,7 @@ static void test_changed(const char *name, void (*act)(const char *path),
 {
 	const size_t bufsize = 65536;
 	struct meddle m = { .at = bufsize, .act = act };
-	struct content_key key;
+	struct file_tree tree;
 	char why[256] = "";
 	struct hasher h;
 	char *path = path_join(dir, name);
@@ -198,9 +251,11 @@ static void test_changed(const char *name, void (*act)(const char *path),
 	}
 	h.after_chunk = meddle_hook;
 	h.after_chunk_arg = &m;
-	r = hash_fd(&h, fd, &key, NULL, why, sizeof(why));
+	r = hash_fd(&h, fd, &tree, NULL, why, sizeof(why));
 	hasher_free(&h);
 	close(fd);
+	if (r == 0)
+		tree_free(&tree);
 	if (!m.done)
 		fail(name, "hook never ran");
 	else if (r == 0)
@@ -213,7 +268,7 @@ static void test_changed(const char *name, void (*act)(const char *path),
 
 static void test_not_regular(void)
 {
-	struct content_key key;
+	struct file_tree tree;
 	struct hasher h;
 	char why[256] = "";
 	int p[2];
@@ -222,7 +277,7 @@ static void test_not_regular(void)
 		fail("hash-not-regular", "setup failed");
 		return;
 	}
-	expect("hash-not-regular", hash_fd(&h, p[0], &key, NULL, why, sizeof(why)) != 0 &&
+	expect("hash-not-regular", hash_fd(&h, p[0], &tree, NULL, why, sizeof(why)) != 0 &&
 	       strstr(why, "not a regular file"), "pipe accepted: '%s'", why);
 	hasher_free(&h);
 	close(p[0]);
@@ -233,7 +288,7 @@ static void test_not_regular(void)
 static void test_delay_env(void)
 {
 	char *path = path_join(dir, "delay");
-	struct content_key key;
+	struct file_tree tree;
 	struct hasher h;
 	char why[256];
 	double t0;
@@ -251,11 +306,12 @@ static void test_delay_env(void)
 	unsetenv(HASH_DELAY_ENV);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	if (hash_fd(&h, fd, &key, NULL, why, sizeof(why)) != 0) {
+	if (hash_fd(&h, fd, &tree, NULL, why, sizeof(why)) != 0) {
 		fail("hash-delay-env", "%s", why);
 	} else {
 		double t1;
 
+		tree_free(&tree);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t1 = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 		/* Four chunks of 20 ms each at the very least. */
@@ -271,6 +327,7 @@ int main(void)
 {
 	dir = make_tmpdir("hash");
 	test_sizes();
+	test_empty();
 	test_sparse();
 	test_changed("hash-changed-append", act_append, "grew");
 	test_changed("hash-changed-truncate", act_truncate, "ended at");

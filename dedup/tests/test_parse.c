@@ -64,6 +64,21 @@ static void test_jobs(void)
 	expect("parse-default-jobs", v >= 1 && v <= MAX_JOBS, "got %u", v);
 }
 
+static void test_tree_level(void)
+{
+	static const char *const bad[] = { "9", "-1", "x", "1k", "", " 0" };
+	unsigned v = 99;
+	char name[64];
+
+	expect("parse-tree-level-0", parse_tree_level("0", &v) && v == 0, "got %u", v);
+	expect("parse-tree-level-8", parse_tree_level("8", &v) && v == 8, "got %u", v);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(name, sizeof(name), "parse-tree-level-rejects-'%s'", bad[i]);
+		no_blanks(name);
+		expect(name, !parse_tree_level(bad[i], &v), "accepted as %u", v);
+	}
+}
+
 static void test_escape(void)
 {
 	static const struct { const char *name, *in, *want; } cases[] = {
@@ -91,6 +106,7 @@ int main(void)
 {
 	test_sizes();
 	test_jobs();
+	test_tree_level();
 	test_escape();
 	return harness_exit();
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tag, verify and untag end to end on temporary trees: round trips, every
- * problem verify must find, files that change while hashed, unreadable
- * files, missing privileges, errors injected with LD_PRELOAD (no xattr
- * support, read-only filesystem), and many files through the workers.
+ * problem verify must find (old version 1 keys and forged tree hashes
+ * included), key digests against `fsverity digest`, the tree level chosen
+ * and forced, files that change while hashed, unreadable files, missing
+ * privileges, errors injected with LD_PRELOAD (no xattr support, read-only
+ * filesystem, values too large, ETXTBSY), and many files through the
+ * workers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "oracle.h"
 
 static bool have_xattrs;
 static const char *no_xattr_why;
@@ -85,12 +89,14 @@ static void test_tag_verify_roundtrip(void)
 	       key_state(t.copy), key_state(t.mib2), key_state(t.exact),
 	       key_state(t.nl), key_state(t.deep));
 	{
-		uint8_t a[64], b[64];
-		ssize_t na = getxattr(t.big, XATTR, a, sizeof(a));
-		ssize_t nb = getxattr(t.copy, XATTR, b, sizeof(b));
+		uint8_t *a = malloc(65536), *b = malloc(65536);
+		ssize_t na = getxattr(t.big, XATTR, a, 65536);
+		ssize_t nb = getxattr(t.copy, XATTR, b, 65536);
 
-		expect("tag-identical-files-same-key", na == 48 && na == nb &&
-		       memcmp(a, b, 48) == 0, "keys differ");
+		expect("tag-identical-files-same-key", na > 48 && na == nb &&
+		       memcmp(a, b, (size_t)na) == 0, "keys differ");
+		free(a);
+		free(b);
 	}
 	expect("tag-small-files-skipped", !has_key(t.small) && !has_key(t.empty),
 	       "small file got a key");
@@ -124,10 +130,10 @@ static void test_tag_verify_roundtrip(void)
 	       "exit %d, out '%s'", r.status, r.out);
 	free_result(&r);
 
-	/* Small files need no key, unless --min-size says they do. */
+	/* Small files need no key, unless --min-size says they do; empty ones never. */
 	pcd(&r, "verify", "--min-size", "0", t.dir);
 	expect("verify-min-size-0-reports-small", r.status == 1 &&
-	       has_line(r.out, "missing", t.small) && has_line(r.out, "missing", t.empty),
+	       has_line(r.out, "missing", t.small) && !contains(r.out, t.empty),
 	       "out '%s'", r.out);
 	free_result(&r);
 
@@ -188,9 +194,10 @@ static void test_min_size(void)
 	write_pattern(tiny, 1, 2);
 	write_pattern(mid, 3000, 3);
 	pcd(&r, "tag", "--min-size", "0", dir);
-	expect("tag-min-size-0-empty-file", r.status == 0 && key_state(empty) == 1 &&
-	       key_state(tiny) == 1 && key_state(mid) == 1, "exit %d: %s %s",
-	       r.status, r.out, r.err);
+	expect("tag-min-size-0-empty-file-no-key", r.status == 0 && !has_key(empty) &&
+	       key_state(tiny) == 1 && key_state(mid) == 1 &&
+	       counter(r.out, "tagged:") == 2 && counter(r.out, "skipped:") == 1,
+	       "exit %d: %s %s", r.status, r.out, r.err);
 	free_result(&r);
 	pcd(&r, "verify", "--min-size", "0", dir);
 	expect("verify-min-size-0-empty-file", r.status == 0 && r.out[0] == '\0',
@@ -211,33 +218,81 @@ static void set_raw(const char *path, const void *v, size_t len)
 		fprintf(stderr, "setxattr %s: %s\n", path, strerror(errno));
 }
 
+/* Overwrite byte @at of @path's key with @value; false if it has none. */
+static void poke_key(const char *path, size_t at, uint8_t value)
+{
+	uint8_t key[1024];
+	ssize_t n = getxattr(path, XATTR, key, sizeof(key));
+
+	if (n <= (ssize_t)at) {
+		fprintf(stderr, "no key to change on %s\n", path);
+		return;
+	}
+	key[at] = value;
+	set_raw(path, key, (size_t)n);
+}
+
+/* A version 1 key, as the old pcdedup wrote it: header + sha256sum. */
+static void set_v1_key(const char *path)
+{
+	uint8_t key[48] = { 1, 1, 32 };
+	struct stat st;
+	char hex[65];
+
+	if (stat(path, &st) != 0 || !sha256sum_hex(path, hex)) {
+		fprintf(stderr, "cannot build a v1 key for %s\n", path);
+		return;
+	}
+	for (int i = 0; i < 8; i++)
+		key[8 + i] = (uint8_t)((uint64_t)st.st_size >> (8 * i));
+	for (int i = 0; i < 32; i++) {
+		unsigned byte;
+
+		sscanf(hex + 2 * i, "%2x", &byte);
+		key[16 + i] = (uint8_t)byte;
+	}
+	set_raw(path, key, sizeof(key));
+}
+
 static void test_verify_problems(void)
 {
-	static const struct { const char *name; int byte; uint8_t value; size_t len; }
-	bad[] = {
-		{ "short", -1, 0, 20 },
-		{ "long", -1, 0, 60 },
-		{ "huge", -1, 0, 200 },		/* more than any key could be */
-		{ "version", 0, 2, 48 },
-		{ "algo", 1, 7, 48 },
-		{ "digest-len", 2, 31, 48 },
-		{ "flags", 3, 1, 48 },
-		{ "reserved", 5, 1, 48 },
+	/*
+	 * 50000 bytes: 13 blocks, a level 0 key of 16 + 14 * 32 = 464 bytes
+	 * (fits any filesystem), the root on level 1. @byte -1: only the
+	 * length changes; @zero_size: the size field becomes 0.
+	 */
+	static const struct {
+		const char *name; int byte; uint8_t value; size_t len; bool zero_size;
+	} bad[] = {
+		{ "short", -1, 0, 20, false },
+		{ "long", -1, 0, 464 + 32, false },
+		{ "version", 0, 3, 464, false },
+		{ "algo", 1, 7, 464, false },
+		{ "digest-len", 2, 31, 464, false },
+		{ "log-blocksize", 3, 13, 464, false },
+		{ "level-above-root", 4, 2, 464, false },
+		{ "reserved", 5, 1, 464, false },
+		{ "size-0", -1, 0, 464, true },
 	};
+	const int nbad = (int)(sizeof(bad) / sizeof(bad[0]));
 	char *dir = make_tmpdir("problems");
 	char *same = path_join(dir, "same-size-changed");
 	char *grown = path_join(dir, "grown");
 	char *missing = path_join(dir, "missing");
 	char *good = path_join(dir, "good");
+	char *old = path_join(dir, "old-v1-key");
+	char *forged = path_join(dir, "forged-tree-hash");
 	struct run_result r;
-	uint8_t key[256];
+	uint8_t key[1024];
 	char name[64];
 
 	write_pattern(same, 50000, 1);
 	write_pattern(grown, 50000, 2);
 	write_pattern(missing, 50000, 3);
 	write_pattern(good, 50000, 4);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	write_pattern(old, 50000, 5);
+	write_pattern(forged, 50000, 6);
+	for (int i = 0; i < nbad; i++) {
 		char file[64];
 
 		snprintf(file, sizeof(file), "malformed-%s", bad[i].name);
@@ -264,16 +319,21 @@ static void test_verify_problems(void)
 			close(fd);
 	}
 	removexattr(missing, XATTR);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	set_v1_key(old);
+	/* The digest is right, one block hash is not: what a forger would try. */
+	poke_key(forged, 48 + 5 * 32 + 7, 0x5a);
+	for (int i = 0; i < nbad; i++) {
 		char file[64], *path;
 
 		snprintf(file, sizeof(file), "malformed-%s", bad[i].name);
 		path = path_join(dir, file);
 		memset(key, 0, sizeof(key));
-		if (getxattr(path, XATTR, key, sizeof(key)) != 48)
-			fprintf(stderr, "no key on %s\n", path);
+		if (getxattr(path, XATTR, key, sizeof(key)) != 464)
+			fprintf(stderr, "no level 0 key on %s\n", path);
 		if (bad[i].byte >= 0)
 			key[bad[i].byte] = bad[i].value;
+		if (bad[i].zero_size)
+			memset(key + 8, 0, 8);
 		set_raw(path, key, bad[i].len);
 		free(path);
 	}
@@ -284,9 +344,15 @@ static void test_verify_problems(void)
 	       contains(r.err, "content differs"), "out '%s'", r.out);
 	expect("verify-mismatch-size", has_line(r.out, "mismatch", grown) &&
 	       contains(r.err, "size differs"), "out '%s'", r.out);
+	expect("verify-mismatch-tree-hash", has_line(r.out, "mismatch", forged) &&
+	       contains(r.err, "forged-tree-hash: tree level 0 hash 5 of 13 differs"),
+	       "out '%s' err '%s'", r.out, r.err);
 	expect("verify-missing", has_line(r.out, "missing", missing), "out '%s'", r.out);
+	expect("verify-old-format", has_line(r.out, "old-format", old) &&
+	       contains(r.err, "old-v1-key: version 1 key, run pcdedup tag to rewrite it") &&
+	       counter(r.err, "old-format:") == 1, "out '%s' err '%s'", r.out, r.err);
 	expect("verify-good-not-listed", !contains(r.out, good), "out '%s'", r.out);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (int i = 0; i < nbad; i++) {
 		char file[64], *path;
 
 		snprintf(file, sizeof(file), "malformed-%s", bad[i].name);
@@ -296,21 +362,25 @@ static void test_verify_problems(void)
 		free(path);
 	}
 	expect("verify-malformed-reasons",
-	       contains(r.err, "expected 48") && contains(r.err, "version 2") &&
-	       contains(r.err, "algorithm 7") && contains(r.err, "digest length 31") &&
-	       contains(r.err, "flags") && contains(r.err, "reserved") &&
-	       contains(r.err, "longer than"),
+	       contains(r.err, "key is 20 bytes, expected 464") &&
+	       contains(r.err, "version 3") && contains(r.err, "algorithm 7") &&
+	       contains(r.err, "digest length 31") && contains(r.err, "log_blocksize 13") &&
+	       contains(r.err, "tree level 2 above the root") &&
+	       contains(r.err, "reserved byte 5") && contains(r.err, "size 0"),
 	       "stderr '%s'", r.err);
 	expect("verify-one-line-per-problem",
-	       count_lines(r.out) == 3 + (int)(sizeof(bad) / sizeof(bad[0])) &&
-	       counter(r.err, "correct:") == 1, "out '%s'", r.out);
+	       count_lines(r.out) == 5 + nbad && counter(r.err, "correct:") == 1,
+	       "out '%s'", r.out);
 	free_result(&r);
 
-	/* tag repairs all of it: stale and malformed keys are replaced. */
+	/* tag repairs all of it: stale and malformed keys replaced, v1 migrated. */
 	pcd(&r, "tag", dir);
 	expect("tag-replaces-stale-and-malformed-keys", r.status == 0 &&
-	       counter(r.out, "tagged:") == 3 + (long long)(sizeof(bad) / sizeof(bad[0])) &&
+	       counter(r.out, "tagged:") == 4 + nbad &&
+	       counter(r.out, "migrated:") == 1 &&
 	       counter(r.out, "unchanged:") == 1, "exit %d: %s", r.status, r.out);
+	expect("tag-migrates-v1-key", key_state(old) == 1 && key_level(old) == 0,
+	       "key state %d level %d", key_state(old), key_level(old));
 	free_result(&r);
 	pcd(&r, "verify", dir);
 	expect("verify-after-repair", r.status == 0 && r.out[0] == '\0',
@@ -563,6 +633,164 @@ static void test_injected(void)
 	free_result(&r);
 }
 
+/* Does this filesystem refuse a key of @len bytes as too large? */
+static bool fs_refuses(const char *dir, size_t len)
+{
+	char *probe = path_join(dir, ".size-probe");
+	uint8_t *v = calloc(1, len);
+	bool refused;
+
+	write_bytes(probe, "x", 1);
+	refused = setxattr(probe, XATTR, v, len, 0) != 0 &&
+		  (errno == E2BIG || errno == ENOSPC || errno == ERANGE);
+	unlink(probe);
+	free(v);
+	free(probe);
+	return refused;
+}
+
+/*
+ * The key digest is what `fsverity digest` prints, the whole value what the
+ * oracle builds for the level written, and that level the lowest this
+ * filesystem takes: the value one level lower must be refused here.
+ */
+static void test_fsverity_digest_and_level(void)
+{
+	static const uint64_t lvl = 128 * 4096;
+	static const uint64_t sizes[] = { 1, 4095, 4096, 4097, lvl, lvl + 1,
+					  3 * lvl + 5, 128 * lvl + 1 };
+	char *dir = make_tmpdir("fsverity");
+	char *paths[sizeof(sizes) / sizeof(sizes[0])];
+	struct run_result r;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char file[64];
+
+		snprintf(file, sizeof(file), "size-%llu", (unsigned long long)sizes[i]);
+		paths[i] = path_join(dir, file);
+		write_pattern(paths[i], sizes[i], (unsigned)i);
+	}
+	pcd(&r, "tag", "--min-size", "0", dir);
+	expect("tag-fsverity-sizes-exit-0", r.status == 0 &&
+	       counter(r.out, "tagged:") == (long long)(sizeof(sizes) / sizeof(sizes[0])),
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint8_t *v = malloc(65536), cli[32];
+		ssize_t n = getxattr(paths[i], XATTR, v, 65536);
+		int level = key_level(paths[i]);
+		char name[80];
+
+		snprintf(name, sizeof(name), "tag-digest-is-fsverity-digest-%llu",
+			 (unsigned long long)sizes[i]);
+		expect(name, n >= 48 && fsverity_cli_digest(paths[i], cli) &&
+		       memcmp(v + 16, cli, 32) == 0, "key digest differs from fsverity's");
+		snprintf(name, sizeof(name), "tag-value-is-oracle-tree-%llu",
+			 (unsigned long long)sizes[i]);
+		expect(name, key_state(paths[i]) == 1, "value at level %d differs", level);
+		snprintf(name, sizeof(name), "tag-lowest-level-that-fits-%llu",
+			 (unsigned long long)sizes[i]);
+		if (level <= 0) {
+			expect(name, level == 0, "no key");
+		} else {
+			size_t len;
+			uint8_t *lower = expected_value(paths[i], (unsigned)level - 1, &len);
+
+			expect(name, lower && (len > 65536 || fs_refuses(dir, len)),
+			       "level %d written, but this filesystem takes the %zu-byte "
+			       "level %d value", level, len, level - 1);
+			free(lower);
+		}
+		free(v);
+	}
+	pcd(&r, "verify", "--min-size", "0", dir);
+	expect("verify-fsverity-sizes", r.status == 0 && r.out[0] == '\0' &&
+	       counter(r.err, "correct:") == (long long)(sizeof(sizes) / sizeof(sizes[0])),
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	/* 64 MiB + 1 is large; do not leave it for the rest of the run. */
+	unlink(paths[sizeof(sizes) / sizeof(sizes[0]) - 1]);
+}
+
+/* --tree-level: exactly that level, an error where it does not exist. */
+static void test_tree_level(void)
+{
+	char *dir = make_tmpdir("treelevel");
+	char *f = path_join(dir, "f");		/* 25 blocks: levels 0 and 1 */
+	struct run_result r;
+
+	write_pattern(f, 100000, 1);
+	pcd(&r, "tag", "--tree-level", "1", dir);
+	expect("tag-tree-level-1", r.status == 0 && key_level(f) == 1 &&
+	       key_state(f) == 1, "exit %d, level %d: %s", r.status, key_level(f), r.err);
+	free_result(&r);
+	pcd(&r, "tag", "--tree-level", "1", dir);
+	expect("tag-tree-level-1-unchanged", r.status == 0 &&
+	       counter(r.out, "unchanged:") == 1, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "verify", dir);
+	expect("verify-tree-level-1", r.status == 0 && r.out[0] == '\0',
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "tag", "--tree-level", "2", dir);
+	expect("tag-tree-level-above-root", r.status == 1 &&
+	       contains(r.err, "no tree level 2 for a file of 100000 bytes") &&
+	       counter(r.out, "failed:") == 1 && key_level(f) == 1,
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	/* Without the option the lowest level wins again. */
+	pcd(&r, "tag", dir);
+	expect("tag-back-to-level-0", r.status == 0 && counter(r.out, "tagged:") == 1 &&
+	       key_level(f) == 0 && key_state(f) == 1, "exit %d, level %d: %s",
+	       r.status, key_level(f), r.out);
+	free_result(&r);
+}
+
+/* A filesystem that takes short values only: tag falls back level by level. */
+static void test_fallback(void)
+{
+	char preload[PATH_MAX + 16];
+	const char *env_500[3] = { preload, "PCDEDUP_FAULT_SETXATTR_MAX=500", NULL };
+	const char *env_50[3] = { preload, "PCDEDUP_FAULT_SETXATTR_MAX=50", NULL };
+	const char *env_busy[3] = { preload, "PCDEDUP_FAULT_FSETXATTR=26", NULL };
+	char *dir = make_tmpdir("fallback");
+	char *f = path_join(dir, "f");		/* level 0: 848 bytes, level 1: 80 */
+	struct run_result r;
+
+	if (access(fault_lib, R_OK) != 0) {
+		skip("tag-e2big-fallback", "%s not built", fault_lib);
+		return;
+	}
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", fault_lib);
+	write_pattern(f, 100000, 1);
+	pcd_with(&r, env_500, "tag", dir);
+	expect("tag-e2big-fallback", r.status == 0 && r.err[0] == '\0' &&
+	       key_level(f) == 1 && key_state(f) == 1, "exit %d, level %d: %s",
+	       r.status, key_level(f), r.err);
+	free_result(&r);
+	pcd_with(&r, env_500, "tag", dir);
+	expect("tag-e2big-fallback-unchanged", r.status == 0 &&
+	       counter(r.out, "unchanged:") == 1, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd_with(&r, env_500, "tag", "--tree-level", "0", dir);
+	expect("tag-e2big-forced-level-fails", r.status == 1 &&
+	       contains(r.err, "(level 0 key, 848 bytes)") && key_level(f) == 1,
+	       "exit %d: %s", r.status, r.err);
+	free_result(&r);
+	removexattr(f, XATTR);
+	pcd_with(&r, env_50, "tag", dir);
+	expect("tag-e2big-every-level", r.status == 1 &&
+	       contains(r.err, "(level 1 key, 80 bytes)") && !has_key(f),
+	       "exit %d: %s", r.status, r.err);
+	free_result(&r);
+	pcd_with(&r, env_busy, "tag", dir);
+	expect("tag-etxtbsy-in-use", r.status == 1 &&
+	       contains(r.err, "f: in use (open for write or shared), not tagged") &&
+	       count_lines(r.err) == 1 && counter(r.out, "failed:") == 1,
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+}
+
 /* Many files through the worker queue at once, every one tagged right. */
 static void test_many_files(void)
 {
@@ -617,6 +845,9 @@ int main(void)
 	test_verify_problems();
 	test_bad_paths();
 	test_injected();
+	test_fsverity_digest_and_level();
+	test_tree_level();
+	test_fallback();
 	test_many_files();
 	return harness_exit();
 }

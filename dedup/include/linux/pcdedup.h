@@ -4,6 +4,22 @@
  *
  * This header is the single definition of the key format; the pcdedup
  * user tool builds against a copy of it that a test keeps identical.
+ *
+ * A key names a file's content by its fs-verity file digest (SHA-256,
+ * 4096-byte blocks, no salt: what `fsverity digest FILE` prints) and
+ * carries one level of the file's fs-verity Merkle tree, so that the
+ * kernel can check every block it caches against the digest without
+ * reading the rest of the file.
+ *
+ * Merkle tree levels are numbered from the data up: the hashes of level 0
+ * are the hashes of the file's 4096-byte data blocks (the last one
+ * zero-padded); the hashes of level k + 1 are the hashes of the 4096-byte
+ * blocks formed by packing the hashes of level k, 128 to a block (the
+ * last block zero-padded). A file of n > 0 data blocks has n hashes on
+ * level 0 and DIV_ROUND_UP(count(k), 128) on level k + 1; the first level
+ * with a single hash holds the root hash. The digest is the SHA-256 of
+ * the fs-verity descriptor (version 1, hash algorithm 1, log_blocksize
+ * 12, no salt, data_size = @size, the root hash).
  */
 #ifndef _UAPI_LINUX_PCDEDUP_H
 #define _UAPI_LINUX_PCDEDUP_H
@@ -13,10 +29,14 @@
 /* Extended attribute that holds the content key of a regular file. */
 #define PCDEDUP_XATTR_NAME	"trusted.pcdedup"
 
-/* Current (and only) key format version. */
-#define PCDEDUP_KEY_VERSION	1
+/*
+ * Key format version. Version 1 (a SHA-256 of the whole file, no tree)
+ * is no longer accepted: the kernel counts such keys in
+ * pcdedup_key_old and never shares the file; `pcdedup tag` rewrites them.
+ */
+#define PCDEDUP_KEY_VERSION	2
 
-/* Hash algorithms a key may name. */
+/* Hash algorithms a key may name; the values are fs-verity's. */
 enum pcdedup_hash_algo {
 	PCDEDUP_HASH_SHA256 = 1,
 };
@@ -24,25 +44,36 @@ enum pcdedup_hash_algo {
 #define PCDEDUP_SHA256_DIGEST_SIZE	32
 #define PCDEDUP_MAX_DIGEST_SIZE		64
 
+/* Block size of the Merkle tree (and of the data blocks it covers). */
+#define PCDEDUP_LOG_BLOCKSIZE		12
+
 /**
  * struct pcdedup_key - value of the trusted.pcdedup extended attribute
  * @version: format version, %PCDEDUP_KEY_VERSION
- * @algo: hash algorithm of @digest, one of enum pcdedup_hash_algo
- * @digest_len: length of @digest in bytes; must match @algo
- * @flags: reserved, must be zero
- * @reserved: reserved, must be zero
- * @size: size in bytes of the content that @digest covers, little endian
- * @digest: hash of the file's whole content (bytes 0 to @size - 1)
+ * @algo: hash algorithm of the digest and the tree, enum pcdedup_hash_algo
+ * @digest_len: length of one hash in bytes; must match @algo
+ * @log_blocksize: log2 of the Merkle tree block size, %PCDEDUP_LOG_BLOCKSIZE
+ * @tree_level: level of the Merkle tree whose hashes follow the digest
+ * @reserved: must be zero
+ * @size: size in bytes of the content, little endian; must be > 0
+ * @digest: the fs-verity file digest (@digest_len bytes), followed by
+ *	    every hash of level @tree_level in order (count(@tree_level) *
+ *	    @digest_len bytes)
  *
- * The attribute value is exactly sizeof(struct pcdedup_key) + @digest_len
- * bytes long. A key only matches a file whose size equals @size.
+ * The attribute value is exactly sizeof(struct pcdedup_key) +
+ * (1 + count(@tree_level)) * @digest_len bytes long, and @tree_level is
+ * at most the level of the root hash. A key only matches a file whose
+ * size equals @size. A lower @tree_level lets the kernel check smaller
+ * pieces (level 0: each 4 KiB block on its own; level 1: 512 KiB at a
+ * time) at the price of a longer attribute.
  */
 struct pcdedup_key {
 	__u8	version;
 	__u8	algo;
 	__u8	digest_len;
-	__u8	flags;
-	__le32	reserved;
+	__u8	log_blocksize;
+	__u8	tree_level;
+	__u8	reserved[3];
 	__le64	size;
 	__u8	digest[];
 };

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Writing a file's key at the lowest Merkle tree level its filesystem
+ * takes. Level 0 lets the kernel check every 4 KiB block on its own but
+ * needs 32 bytes per block; filesystems cap attribute values (ext4 without
+ * ea_inode: one block; XFS and the VFS: 64 KiB), so when a value is refused
+ * as too large (E2BIG, ENOSPC, ERANGE) the next level up is tried.
+ */
+#ifndef PCDEDUP_SETKEY_H
+#define PCDEDUP_SETKEY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "tree.h"
+
+struct setkey_opts {
+	int level;		/* force this tree level; -1: the lowest that fits */
+	bool dry_run;		/* compare only, write nothing */
+};
+
+enum setkey_result {
+	SETKEY_WRITTEN,		/* a new value was set (or would be, dry run) */
+	SETKEY_UNCHANGED,	/* the current value is already right */
+	SETKEY_FAILED,		/* reason in @why */
+};
+
+/*
+ * Give the open file @fd the key for @tree. @have is its current value,
+ * @have_len bytes (negative: none). The level written or found goes to
+ * @level.
+ */
+enum setkey_result set_key(int fd, const struct file_tree *tree,
+			   const struct setkey_opts *o, const void *have,
+			   ssize_t have_len, unsigned *level, char *why,
+			   size_t whylen);
+
+#endif
