@@ -222,7 +222,7 @@ report_new() {
 		if [ "$new_ok" = 1 ]; then
 			fail "$name" "passed on the stock kernel, which lacks the check: $observed"
 		elif [ "$stock_ok" = 1 ]; then
-			echo "XFAIL: $name: stock kernel: $observed"
+			xfail "$name" "stock kernel: $observed"
 		else
 			fail "$name" "neither the new nor the stock behaviour: $observed"
 		fi
