@@ -1,17 +1,19 @@
 #!/bin/bash
 # The key format has one definition: the tool's copy of the header must be
-# the header the kernel series adds.
+# the header the kernel series leaves (every patch that touches it applied).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
-patch=$(grep -l '^+++ b/include/uapi/linux/pcdedup.h' patches/*.patch | head -n 1)
-if [ -z "$patch" ]; then
-	fail key-header-in-series "no patch adds include/uapi/linux/pcdedup.h"
+hdr=include/uapi/linux/pcdedup.h
+mapfile -t series < <(sed 's|^|patches/|' patches/series)
+mapfile -t touching < <(grep -l "^+++ b/$hdr" "${series[@]}")
+if [ ${#touching[@]} = 0 ]; then
+	fail key-header-in-series "no patch touches $hdr"
 	exit 0
 fi
-# The new file's lines, as the patch adds them.
-check key-header-identical cmp dedup/include/linux/pcdedup.h <(
-	awk '/^\+\+\+ b\/include\/uapi\/linux\/pcdedup.h/ {on = 1; next}
-	     on && /^diff --git/ {exit}
-	     on && /^@@/ {next}
-	     on && /^\+/ {print substr($0, 2)}' "$patch")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for p in "${touching[@]}"; do
+	(cd "$work" && git apply --include="$hdr" "$OLDPWD/$p")
+done
+check key-header-identical cmp dedup/include/linux/pcdedup.h "$work/$hdr"
