@@ -1,53 +1,87 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "cmdline.h"
-#include "commands.h"
 
+#include <getopt.h>
 #include <stdarg.h>
-#include <stdio.h>
+#include <string.h>
 
 #include "exitcode.h"
-#include "parse.h"
 
-const char exit_status_help[] =
-	"Exit status:\n"
-	"  0  success\n"
-	"  1  verify found problems, or some files failed\n"
-	"  2  usage error\n"
-	"  3  the kernel has no pcdedup support (status)\n"
-	"  4  fatal error (out of memory, cannot start threads, ...)\n";
+#define MAX_OPTS 16
+#define HELP_COLUMN 22
 
-void run_opts_init(struct run_opts *o)
+static const struct opt_spec help_opt = { "help", 'h', NULL, "this help" };
+
+static bool has_short(const struct opt_spec *o)
 {
-	o->jobs = default_jobs();
-	o->min_size = DEFAULT_MIN_SIZE;
-	o->cross_fs = false;
-	o->quiet = false;
+	return o->val > 0 && o->val < 0x100;
 }
 
-int run_opt(const char *cmd, int c, const char *arg, struct run_opts *o)
+/* "  -j, --jobs N        description", continuation lines indented. */
+static void print_option(FILE *f, const struct opt_spec *o)
 {
-	switch (c) {
-	case 'j':
-		if (!parse_jobs(arg, &o->jobs)) {
-			usage_error(cmd, "bad job count '%s' (1 to %d)", arg, MAX_JOBS);
-			return -1;
-		}
-		return 1;
-	case OPT_MIN_SIZE:
-		if (!parse_size(arg, &o->min_size)) {
-			usage_error(cmd, "bad size '%s' (bytes, or with K, M, G, T)", arg);
-			return -1;
-		}
-		return 1;
-	case 'x':
-		o->cross_fs = true;
-		return 1;
-	case 'q':
-		o->quiet = true;
-		return 1;
-	default:
-		return 0;
+	int col;
+
+	if (has_short(o))
+		col = fprintf(f, "  -%c, --%s", o->val, o->name);
+	else
+		col = fprintf(f, "      --%s", o->name);
+	if (o->arg)
+		col += fprintf(f, " %s", o->arg);
+	if (col >= HELP_COLUMN - 1) {
+		fputc('\n', f);
+		col = 0;
 	}
+	fprintf(f, "%*s", HELP_COLUMN - col, "");
+	for (const char *s = o->help; *s; s++) {
+		fputc(*s, f);
+		if (*s == '\n')
+			fprintf(f, "%*s", HELP_COLUMN, "");
+	}
+	fputc('\n', f);
+}
+
+void print_exits(FILE *f, const struct exit_spec *exits)
+{
+	fputs("Exit status:\n", f);
+	for (const struct exit_spec *e = exits; e->code >= 0; e++)
+		fprintf(f, "  %d  %s\n", e->code, e->meaning);
+}
+
+void print_help(FILE *f, const struct cmd_spec *c)
+{
+	fprintf(f, "Usage: pcdedup %s [OPTION]...%s%s\n%s\n\n", c->name,
+		c->args ? " " : "", c->args ? c->args : "", c->intro);
+	for (const struct opt_spec *o = c->opts; o->name; o++)
+		print_option(f, o);
+	print_option(f, &help_opt);
+	if (c->notes)
+		fprintf(f, "\n%s\n", c->notes);
+	fputc('\n', f);
+	print_exits(f, c->exits);
+}
+
+int next_option(const struct cmd_spec *c, int argc, char **argv)
+{
+	struct option longopts[MAX_OPTS + 2];
+	char shortopts[2 * MAX_OPTS + 4];
+	size_t n = 0, s = 0;
+
+	/* Built again on each call: a few dozen bytes, no state to keep. */
+	for (const struct opt_spec *o = c->opts; o->name && n < MAX_OPTS; o++) {
+		longopts[n++] = (struct option){ o->name,
+			o->arg ? required_argument : no_argument, NULL, o->val };
+		if (has_short(o)) {
+			shortopts[s++] = (char)o->val;
+			if (o->arg)
+				shortopts[s++] = ':';
+		}
+	}
+	longopts[n++] = (struct option){ help_opt.name, no_argument, NULL, help_opt.val };
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	shortopts[s++] = (char)help_opt.val;
+	shortopts[s] = '\0';
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
 }
 
 int usage_error(const char *cmd, const char *fmt, ...)

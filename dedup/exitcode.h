@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Exit status of pcdedup; documented in --help and pcdedup(8). */
+/*
+ * Exit status of pcdedup; each command's --help lists its own (see the
+ * exit tables next to each command) and pcdedup(8) lists them per command.
+ */
 #ifndef PCDEDUP_EXITCODE_H
 #define PCDEDUP_EXITCODE_H
 
@@ -9,6 +12,7 @@ enum pcdedup_exit {
 	EXIT_USAGE = 2,		/* bad command line */
 	EXIT_NO_KERNEL = 3,	/* status: the running kernel has no pcdedup */
 	EXIT_FATAL = 4,		/* cannot go on: out of memory, no threads, ... */
+	EXIT_NO_CAP = 5,	/* tag, untag, verify: no CAP_SYS_ADMIN */
 };
 
 #endif

@@ -49,6 +49,8 @@ const char *xattr_reason(int err)
 {
 	switch (err) {
 	case EPERM:
+		/* Without privilege the run stops first (driver_denied()). */
+		return "operation not permitted (immutable or append-only file)";
 	case EACCES:
 		return "permission denied (trusted.* needs CAP_SYS_ADMIN)";
 	case ENOTSUP:

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libfsverity.h>
@@ -19,13 +18,9 @@
 
 int hasher_init(struct hasher *h, size_t bufsize)
 {
-	const char *delay = getenv(HASH_DELAY_ENV);
-
 	memset(h, 0, sizeof(*h));
 	h->bufsize = bufsize;
 	h->buf = malloc(bufsize);
-	if (delay)
-		h->delay_us = strtoul(delay, NULL, 10);
 	if (!h->buf) {
 		hasher_free(h);
 		return -1;
@@ -55,17 +50,6 @@ static const char *what_changed(const struct stat *before,
 	if (!same_time(&before->st_ctim, &after->st_ctim))
 		return "change time";
 	return NULL;
-}
-
-static void test_delay(const struct hasher *h)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(h->delay_us / 1000000),
-		.tv_nsec = (long)(h->delay_us % 1000000) * 1000,
-	};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
 }
 
 /*
@@ -121,10 +105,8 @@ static int refill(struct reader *rd)
 	rd->done += (uint64_t)n;
 	rd->pos = 0;
 	rd->fill = (size_t)n;
-	if (h->delay_us)
-		test_delay(h);
 	if (h->after_chunk)
-		h->after_chunk(h->after_chunk_arg, rd->done);
+		h->after_chunk(h->after_chunk_arg, rd->done, (size_t)n);
 	return 0;
 }
 

@@ -17,23 +17,21 @@
 /* Read size per call: large, so hashing, not system calls, sets the pace. */
 #define HASH_DEFAULT_BUFSIZE	(1024 * 1024)
 
-/* Test hook: microseconds to sleep after each chunk, from the environment. */
-#define HASH_DELAY_ENV		"PCDEDUP_TEST_HASH_DELAY_US"
-
 /* Per-thread hashing state; not shared between threads. */
 struct hasher {
 	uint8_t *buf;
 	size_t bufsize;
-	unsigned long delay_us;	/* from HASH_DELAY_ENV, 0 normally */
-	/* Unit-test hook, called after each chunk with the bytes read so far. */
-	void (*after_chunk)(void *arg, uint64_t done);
+	/*
+	 * Called after each read with the file's bytes read so far and the
+	 * bytes of this read: the progress line, and unit tests.
+	 */
+	void (*after_chunk)(void *arg, uint64_t done, size_t chunk);
 	void *after_chunk_arg;
 };
 
 /*
- * Set up @h with a read buffer of @bufsize bytes. Reads HASH_DELAY_ENV
- * (getenv: nobody may change the environment while threads run).
- * Returns 0, or -1 if there is no memory for the buffer.
+ * Set up @h with a read buffer of @bufsize bytes. Returns 0, or -1 if
+ * there is no memory for the buffer.
  */
 int hasher_init(struct hasher *h, size_t bufsize);
 void hasher_free(struct hasher *h);

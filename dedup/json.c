@@ -65,6 +65,12 @@ void json_uint(struct json *j, uint64_t v)
 	fprintf(j->f, "%" PRIu64, v);
 }
 
+void json_fixed3(struct json *j, double v)
+{
+	before_value(j);
+	fprintf(j->f, "%.3f", v);
+}
+
 void json_bool(struct json *j, bool v)
 {
 	before_value(j);

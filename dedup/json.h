@@ -29,6 +29,8 @@ void json_key(struct json *j, const char *name);
 void json_string(struct json *j, const char *s);
 void json_uint(struct json *j, uint64_t v);
 void json_bool(struct json *j, bool v);
+/* A finite number with three decimals (seconds, say). */
+void json_fixed3(struct json *j, double v);
 void json_null(struct json *j);
 /* A sysfs-style value: a JSON number if it is a plain decimal, else a string. */
 void json_value_text(struct json *j, const char *s);

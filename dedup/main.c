@@ -6,51 +6,59 @@
 #include "commands.h"
 #include "exitcode.h"
 #include "key.h"
+#include "util.h"
 
 #ifndef PCDEDUP_VERSION
 #define PCDEDUP_VERSION "unknown"
 #endif
 
-static const char main_help[] =
-	"Usage: pcdedup COMMAND [OPTION]... [PATH]...\n"
-	"Manage the content keys (" PCDEDUP_XATTR_NAME ") that let the kernel share\n"
-	"page-cache pages between files with identical content.\n"
-	"\n"
-	"Commands:\n"
-	"  tag      hash regular files and set their keys\n"
-	"  untag    remove keys\n"
-	"  verify   check that keys still match their files\n"
-	"  status   show the kernel's sharing state and counters\n"
-	"  help     this help, or 'pcdedup help COMMAND'\n"
-	"\n"
-	"'pcdedup COMMAND --help' describes each command; see also pcdedup(8).\n"
-	"  -h, --help      this help\n"
-	"  -V, --version   print the version\n";
+static const struct command *const commands[] = {
+	&cmd_tag, &cmd_untag, &cmd_verify, &cmd_status,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-struct command {
-	const char *name;
-	const char *argv0;	/* what getopt and usage errors call us */
-	int (*run)(int argc, char **argv);
+/* Every status some command can return; each command's help lists its own. */
+static const struct exit_spec all_exits[] = {
+	{ 0, "success" },
+	{ 1, "verify found problems, or some files failed" },
+	EXIT_SPEC_USAGE,
+	{ 3, "the kernel has no pcdedup support (status)" },
+	EXIT_SPEC_FATAL,
+	{ 5, "needs CAP_SYS_ADMIN for trusted.* attributes (tag, untag, verify)" },
+	EXIT_SPEC_END,
 };
 
-static const struct command commands[] = {
-	{ "tag", "pcdedup tag", cmd_tag },
-	{ "untag", "pcdedup untag", cmd_untag },
-	{ "verify", "pcdedup verify", cmd_verify },
-	{ "status", "pcdedup status", cmd_status },
-};
+static void main_help(void)
+{
+	printf("Usage: pcdedup COMMAND [OPTION]... [PATH]...\n"
+	       "Manage the content keys (" PCDEDUP_XATTR_NAME ") that let the kernel share\n"
+	       "page-cache pages between files with identical content.\n"
+	       "\nCommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		printf("  %-8s %s\n", commands[i]->spec->name, commands[i]->spec->summary);
+	printf("  %-8s %s\n", "help", "this help, or 'pcdedup help COMMAND'");
+	printf("\n'pcdedup COMMAND --help' describes each command; see also pcdedup(8).\n"
+	       "  -h, --help      this help\n"
+	       "  -V, --version   print the version\n\n");
+	print_exits(stdout, all_exits);
+	check_stdout();
+}
 
 static const struct command *find_command(const char *name)
 {
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i]->spec->name, name) == 0)
+			return commands[i];
 	return NULL;
 }
 
 static int run_command(const struct command *c, int argc, char **argv)
 {
-	argv[0] = (char *)c->argv0;
+	static char argv0[64];
+
+	/* What getopt and usage errors call us. */
+	snprintf(argv0, sizeof(argv0), "pcdedup %s", c->spec->name);
+	argv[0] = argv0;
 	return c->run(argc, argv);
 }
 
@@ -60,7 +68,7 @@ static int help(int argc, char **argv)
 	char *sub_argv[3];
 
 	if (argc < 2) {
-		printf("%s\n%s", main_help, exit_status_help);
+		main_help();
 		return EXIT_OK;
 	}
 	c = find_command(argv[1]);

@@ -25,7 +25,18 @@ char *escape_into(const char *s, char *out, size_t outlen);
 __attribute__((format(printf, 2, 3)))
 void path_error(const char *path, const char *fmt, ...);
 
+/* "pcdedup: <message>" on stderr, as one line. */
+__attribute__((format(printf, 1, 2)))
+void msg_line(const char *fmt, ...);
+
 /* "<status>\t<path>" on stdout, as one line: verify's machine output. */
 void status_line(const char *status, const char *path);
+
+/*
+ * Show @line as the progress line on stderr ("\r", the text, erase to the
+ * end of the line), or erase it (@line NULL). Every other line this module
+ * writes erases it first, so that it never ends up in front of them.
+ */
+void msg_progress(const char *line);
 
 #endif

@@ -80,11 +80,12 @@ static bool level_range(const struct file_tree *tree, const struct setkey_opts *
 
 enum setkey_result set_key(int fd, const struct file_tree *tree,
 			   const struct setkey_opts *o, const void *have,
-			   ssize_t have_len, unsigned *level, char *why,
+			   ssize_t have_len, unsigned *level, int *errp, char *why,
 			   size_t whylen)
 {
 	unsigned first, last;
 
+	*errp = 0;
 	if (!level_range(tree, o, &first, &last, why, whylen))
 		return SETKEY_FAILED;
 	if (o->dry_run) {
@@ -109,6 +110,7 @@ enum setkey_result set_key(int fd, const struct file_tree *tree,
 		free(want);
 		if (err == 0)
 			return SETKEY_WRITTEN;
+		*errp = err;
 		if (too_large(err) && *level < last)
 			continue;
 		if (err == ETXTBSY)

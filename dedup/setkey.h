@@ -29,11 +29,12 @@ enum setkey_result {
 /*
  * Give the open file @fd the key for @tree. @have is its current value,
  * @have_len bytes (negative: none). The level written or found goes to
- * @level.
+ * @level; on SETKEY_FAILED the errno of the refused call (0 if none) to
+ * @err and the reason to @why.
  */
 enum setkey_result set_key(int fd, const struct file_tree *tree,
 			   const struct setkey_opts *o, const void *have,
-			   ssize_t have_len, unsigned *level, char *why,
+			   ssize_t have_len, unsigned *level, int *err, char *why,
 			   size_t whylen);
 
 #endif

@@ -161,29 +161,38 @@ static void print_human(const struct kstate *s)
 	free(verify);
 }
 
-static const char status_help[] =
-	"Usage: pcdedup status [OPTION]...\n"
+static const struct opt_spec status_opts[] = {
+	OPT_SPEC_JSON("one JSON object: enabled, verify, sysfs, vmstat, shares"),
+	{ "sysfs", OPT_SYSFS, "DIR", "read DIR instead of " DEFAULT_SYSFS },
+	{ "vmstat", OPT_VMSTAT, "FILE", "read FILE instead of " DEFAULT_VMSTAT },
+	{ "shares", OPT_SHARES, "FILE", "read FILE instead of " DEFAULT_SHARES },
+	OPT_SPEC_END,
+};
+
+static const struct exit_spec status_exits[] = {
+	{ 0, "success" },
+	{ 1, "a kernel file could not be read or parsed" },
+	EXIT_SPEC_USAGE,
+	{ 3, "the kernel has no pcdedup support" },
+	EXIT_SPEC_FATAL,
+	EXIT_SPEC_END,
+};
+
+static const struct cmd_spec status_spec = {
+	.name = "status",
+	.summary = "show the kernel's sharing state and counters",
+	.args = NULL,
+	.intro =
 	"Show the kernel's page-cache sharing state: the files of\n"
 	DEFAULT_SYSFS "/, the pcdedup_* counters of " DEFAULT_VMSTAT "\n"
 	"and the per-share listing " DEFAULT_SHARES "\n"
-	"(needs debugfs; without it the rest is still shown).\n"
-	"\n"
-	"      --json          one JSON object: enabled, verify, sysfs, vmstat, shares\n"
-	"      --sysfs DIR     read DIR instead of " DEFAULT_SYSFS "\n"
-	"      --vmstat FILE   read FILE instead of " DEFAULT_VMSTAT "\n"
-	"      --shares FILE   read FILE instead of " DEFAULT_SHARES "\n"
-	"  -h, --help          this help\n";
+	"(needs debugfs; without it the rest is still shown).",
+	.opts = status_opts,
+	.exits = status_exits,
+};
 
-int cmd_status(int argc, char **argv)
+static int status_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "sysfs", required_argument, NULL, OPT_SYSFS },
-		{ "vmstat", required_argument, NULL, OPT_VMSTAT },
-		{ "shares", required_argument, NULL, OPT_SHARES },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct kstate s = {
 		.sysfs_dir = DEFAULT_SYSFS,
 		.vmstat_path = DEFAULT_VMSTAT,
@@ -192,7 +201,7 @@ int cmd_status(int argc, char **argv)
 	bool json = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = next_option(&status_spec, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			json = true;
@@ -207,7 +216,8 @@ int cmd_status(int argc, char **argv)
 			s.shares_path = optarg;
 			break;
 		case 'h':
-			printf("%s\n%s", status_help, exit_status_help);
+			print_help(stdout, &status_spec);
+			check_stdout();
 			return EXIT_OK;
 		default:
 			return usage_hint("status");
@@ -240,3 +250,5 @@ int cmd_status(int argc, char **argv)
 	kstate_free(&s);
 	return s.problems ? EXIT_PROBLEMS : EXIT_OK;
 }
+
+const struct command cmd_status = { &status_spec, status_main };

@@ -1,129 +1,122 @@
 // SPDX-License-Identifier: GPL-2.0
 /* pcdedup untag: remove trusted.pcdedup from every regular file. */
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
-#include "cmdline.h"
 #include "commands.h"
+#include "driver.h"
 #include "exitcode.h"
 #include "fileops.h"
 #include "key.h"
-#include "msg.h"
-#include "util.h"
-#include "walk.h"
 
 struct untag_run {
-	bool dry_run;
-	unsigned long long removed, no_key, skipped, failed;
+	atomic_ullong removed, no_key;
 };
 
 /*
- * Removing an attribute is one cheap system call, so this runs in the walk
- * itself, no workers. The l*xattr calls act on a link, never through it,
- * should a symlink have replaced the file since the walk saw it.
+ * The l*xattr calls act on a link, never through it, should a symlink have
+ * replaced the file since the walk saw it.
  */
-static void untag_one(struct untag_run *run, const char *path)
+static void untag_file(struct driver *d, struct hasher *h, const struct work_item *it)
 {
-	int r;
+	struct untag_run *run = d->ctx;
+	int r, err, fd;
 
-	if (run->dry_run)
-		r = lgetxattr(path, PCDEDUP_XATTR_NAME, NULL, 0) < 0 ? -1 : 0;
+	(void)h;
+	if (d->dry_run)
+		r = lgetxattr(it->path, PCDEDUP_XATTR_NAME, NULL, 0) < 0 ? -1 : 0;
 	else
-		r = lremovexattr(path, PCDEDUP_XATTR_NAME);
-	if (r == 0)
-		run->removed++;
-	else if (errno == ENODATA)
-		run->no_key++;	/* nothing to remove is not an error */
-	else {
-		path_error(path, "cannot remove %s: %s", PCDEDUP_XATTR_NAME,
-			   xattr_reason(errno));
-		run->failed++;
+		r = lremovexattr(it->path, PCDEDUP_XATTR_NAME);
+	err = errno;
+	if (r == 0) {
+		atomic_fetch_add(&run->removed, 1);
+		return;
 	}
+	if (err == ENODATA) {
+		atomic_fetch_add(&run->no_key, 1);	/* nothing to remove is no error */
+		return;
+	}
+	/* EPERM: no privilege, or an immutable file? Its flags tell. */
+	fd = open(it->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (!driver_denied(d, fd, err)) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "cannot remove %s: %s", PCDEDUP_XATTR_NAME,
+			 xattr_reason(err));
+		driver_error(d, it->path, why);
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
-static void untag_walked(void *ctx, enum walk_event ev, const char *path,
-			 const struct stat *st, int err)
+static void untag_summary(struct driver *d, struct summary *s)
 {
-	struct untag_run *run = ctx;
+	struct untag_run *run = d->ctx;
 
-	(void)st;
-	switch (ev) {
-	case WALK_FILE:
-	case WALK_SMALL:
-		untag_one(run, path);
-		break;
-	case WALK_SYMLINK:
-	case WALK_SPECIAL:
-	case WALK_OTHER_FS:
-		run->skipped++;
-		break;
-	case WALK_ERROR:
-		path_error(path, "%s", errstr(err));
-		run->failed++;
-		break;
-	}
+	if (d->dry_run)
+		summary_count(s, "removed", "would remove:", run->removed, NULL);
+	else
+		summary_count(s, "removed", "removed:", run->removed, NULL);
+	summary_count(s, "no_key", "no key:", run->no_key, NULL);
+	driver_summary_skipped(d, s);
+	driver_summary_errors(d, s, "failed", "failed:");
 }
 
-static const char untag_help[] =
-	"Usage: pcdedup untag [OPTION]... PATH...\n"
+static int untag_option(struct driver *d, int c, const char *arg)
+{
+	(void)d;
+	(void)c;
+	(void)arg;
+	return usage_hint("untag");
+}
+
+static const struct opt_spec untag_opts[] = {
+	{ "dry-run", 'n', NULL, "count the keys that would be removed, remove none" },
+	OPT_SPEC_CROSS_FS,
+	OPT_SPEC_JSON("the summary as one JSON object"),
+	{ "quiet", 'q', NULL, "no summary, only errors" },
+	OPT_SPEC_END,
+};
+
+static const struct exit_spec untag_exits[] = {
+	{ 0, "every key removed (or there was none)" },
+	{ 1, "some keys could not be removed" },
+	EXIT_SPEC_USAGE,
+	EXIT_SPEC_FATAL,
+	EXIT_SPEC_NO_CAP,
+	EXIT_SPEC_END,
+};
+
+static const struct cmd_spec untag_spec = {
+	.name = "untag",
+	.summary = "remove keys",
+	.args = "PATH...",
+	.intro =
 	"Remove the content key " PCDEDUP_XATTR_NAME " from every regular file\n"
 	"under PATH, whatever its size. Files without a key are not an error.\n"
-	"Symbolic links are never followed.\n"
-	"\n"
-	"  -n, --dry-run       count the keys that would be removed, remove none\n"
-	"  -x, --cross-fs      descend into other mounted filesystems\n"
-	"  -q, --quiet         no summary, only errors\n"
-	"  -h, --help          this help\n";
+	"Symbolic links are never followed.",
+	.opts = untag_opts,
+	.notes = "Needs CAP_SYS_ADMIN to remove trusted.* attributes: without it untag\n"
+		 "stops at once.",
+	.exits = untag_exits,
+};
 
-int cmd_untag(int argc, char **argv)
+static int untag_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "cross-fs", no_argument, NULL, 'x' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const struct walk_cmd cmd = {
+		.spec = &untag_spec,
+		.min_size = 0,
+		.option = untag_option,
+		.work = untag_file,
+		.summary = untag_summary,
 	};
-	struct untag_run run = { .dry_run = false };
-	struct walk_options wo = { .min_size = 0 };
-	struct run_opts o;
-	int c;
+	struct untag_run run = { .removed = 0 };
 
-	run_opts_init(&o);
-	while ((c = getopt_long(argc, argv, "nxqh", longopts, NULL)) != -1) {
-		int r = run_opt("untag", c, optarg, &o);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'n':
-			run.dry_run = true;
-			break;
-		case 'h':
-			printf("%s\n%s", untag_help, exit_status_help);
-			return EXIT_OK;
-		default:
-			return usage_hint("untag");
-		}
-	}
-	if (optind >= argc)
-		return usage_error("untag", "no PATH given");
-
-	wo.cross_fs = o.cross_fs;
-	if (walk_paths(argv + optind, &wo, untag_walked, &run) != 0)
-		fatal("cannot walk: %s", errstr(errno));
-	if (!o.quiet) {
-		printf("removed:    %llu%s\n", run.removed,
-		       run.dry_run ? " (dry run: none removed)" : "");
-		printf("no key:     %llu\n", run.no_key);
-		printf("skipped:    %llu (not regular files, other filesystems)\n",
-		       run.skipped);
-		printf("failed:     %llu\n", run.failed);
-	}
-	check_stdout();
-	return run.failed ? EXIT_PROBLEMS : EXIT_OK;
+	return driver_main(&cmd, &run, argc, argv);
 }
+
+const struct command cmd_untag = { &untag_spec, untag_main };

@@ -9,18 +9,17 @@
 #include <time.h>
 
 #include "exitcode.h"
+#include "msg.h"
 
 void fatal(const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	flockfile(stderr);
-	fputs("pcdedup: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	msg_line("%s", msg);
 	exit(EXIT_FATAL);
 }
 

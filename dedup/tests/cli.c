@@ -14,6 +14,7 @@
 const char *bin;
 char fault_lib[PATH_MAX];
 bool have_python;
+char preload_env[PATH_MAX + 16];
 
 bool cli_init(void)
 {
@@ -28,6 +29,7 @@ bool cli_init(void)
 	}
 	if (!realpath("tests/fault_xattr.so", fault_lib))
 		snprintf(fault_lib, sizeof(fault_lib), "tests/fault_xattr.so");
+	snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", fault_lib);
 	run_cmd(&spec, py, &r);
 	have_python = r.status == 0;
 	free_result(&r);
@@ -157,6 +159,47 @@ int count_lines(const char *s)
 	for (; s && *s; s++)
 		n += *s == '\n';
 	return n;
+}
+
+int problem_lines(const char *out)
+{
+	int n = 0;
+
+	for (const char *p = out; p && *p; p++) {
+		const char *eol = strchr(p, '\n');
+		const char *tab = strchr(p, '\t');
+
+		n += tab && (!eol || tab < eol);
+		if (!eol)
+			break;
+		p = eol;
+	}
+	return n;
+}
+
+void check_json(const char *name, const char *json, const char *py, const char *arg)
+{
+	static const char head[] = "import json, sys\nd = json.load(open(sys.argv[1]))\n";
+	char *dir = make_tmpdir("json");
+	char *file = path_join(dir, "out.json");
+	char *script = malloc(sizeof(head) + strlen(py));
+	char *tool[] = { (char *)"python3", (char *)"-m", (char *)"json.tool", file, NULL };
+	char *check[] = { (char *)"python3", (char *)"-c", script, file, (char *)arg, NULL };
+	struct run_spec spec = { .env = NULL };
+	struct run_result r;
+	char n2[128];
+
+	strcpy(script, head);
+	strcat(script, py);
+	write_bytes(file, json, strlen(json));
+	run_cmd(&spec, tool, &r);
+	expect(name, r.status == 0, "json.tool: %s; output was '%s'", r.err, json);
+	free_result(&r);
+	snprintf(n2, sizeof(n2), "%s-values", name);
+	run_cmd(&spec, check, &r);
+	expect(n2, r.status == 0, "%s; output was '%s'", r.err, json);
+	free_result(&r);
+	free(script);
 }
 
 char *copy_of(const char *dir, const char *name, const char *from)

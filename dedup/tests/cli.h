@@ -20,6 +20,7 @@
 extern const char *bin;			/* the pcdedup under test */
 extern char fault_lib[PATH_MAX];	/* tests/fault_xattr.so, absolute */
 extern bool have_python;
+extern char preload_env[PATH_MAX + 16];	/* "LD_PRELOAD=" fault_lib */
 
 /* Find the binary and the tools; false (after a FAIL line) if no binary. */
 bool cli_init(void);
@@ -47,6 +48,14 @@ bool field_is(const char *text, const char *label, const char *value);
 /* One "status\tpath" line of verify's output, path as printed (escaped). */
 bool has_line(const char *out, const char *status, const char *path);
 int count_lines(const char *s);
+/* verify's problem lines in @out: the lines with a tab (the summary has none). */
+int problem_lines(const char *out);
+/*
+ * @json must parse (python3 -m json.tool) and the Python statements @py
+ * must succeed with d the parsed value and sys.argv[2] = @arg: the cases
+ * @name and @name-values.
+ */
+void check_json(const char *name, const char *json, const char *py, const char *arg);
 /* Copy file @from to @dir/@name; returns the new path. */
 char *copy_of(const char *dir, const char *name, const char *from);
 

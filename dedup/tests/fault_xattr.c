@@ -1,33 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * LD_PRELOAD fault injection for the command-line tests: errors a host
- * cannot produce on demand (a filesystem without xattr support, say). Set
- * PCDEDUP_FAULT_FSETXATTR, PCDEDUP_FAULT_FGETXATTR or
- * PCDEDUP_FAULT_LREMOVEXATTR to an errno number to make that call fail;
- * unset, the real call runs. PCDEDUP_FAULT_SETXATTR_MAX=N makes every
- * fsetxattr() with a value longer than N bytes fail with E2BIG, as a
- * filesystem with a small limit on attribute values would.
+ * LD_PRELOAD shim for the command-line tests: errors and conditions a host
+ * cannot produce on demand, kept out of the product.
+ *
+ * PCDEDUP_FAULT_FSETXATTR, PCDEDUP_FAULT_FGETXATTR,
+ * PCDEDUP_FAULT_LREMOVEXATTR=ERRNO make that call fail with ERRNO (a
+ * filesystem without xattr support, say); unset, the real call runs.
+ * PCDEDUP_FAULT_SETXATTR_MAX=N makes every fsetxattr() with a value longer
+ * than N bytes fail with E2BIG, as a filesystem with a small limit on
+ * attribute values would.
+ * PCDEDUP_FAULT_CAP_SYS_ADMIN=0 or 1: capget() reports CAP_SYS_ADMIN as
+ * absent or present in the effective set, whatever the truth (the tool's
+ * up-front check reads its capabilities with capget()).
+ * PCDEDUP_TEST_HASH_DELAY_US=N: every read() or pread() of a regular file
+ * that returns data sleeps N microseconds after it, so that a test can
+ * change a file while it is being hashed.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef int (*fsetxattr_fn)(int, const char *, const void *, size_t, int);
 typedef ssize_t (*fgetxattr_fn)(int, const char *, void *, size_t);
 typedef int (*lremovexattr_fn)(const char *, const char *);
+typedef int (*capget_fn)(cap_user_header_t, cap_user_data_t);
+typedef ssize_t (*read_fn)(int, void *, size_t);
+typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
 
 static fsetxattr_fn real_fsetxattr;
 static fgetxattr_fn real_fgetxattr;
 static lremovexattr_fn real_lremovexattr;
+static capget_fn real_capget;
+static read_fn real_read;
+static pread_fn real_pread;
+static unsigned long delay_us;
+
+int capget(cap_user_header_t hdrp, cap_user_data_t datap);
 
 /* Resolve the real calls before main(), so worker threads never race on it. */
 __attribute__((constructor)) static void resolve(void)
 {
+	const char *delay = getenv("PCDEDUP_TEST_HASH_DELAY_US");
+
 	real_fsetxattr = (fsetxattr_fn)dlsym(RTLD_NEXT, "fsetxattr");
 	real_fgetxattr = (fgetxattr_fn)dlsym(RTLD_NEXT, "fgetxattr");
 	real_lremovexattr = (lremovexattr_fn)dlsym(RTLD_NEXT, "lremovexattr");
+	real_capget = (capget_fn)dlsym(RTLD_NEXT, "capget");
+	real_read = (read_fn)dlsym(RTLD_NEXT, "read");
+	real_pread = (pread_fn)dlsym(RTLD_NEXT, "pread");
+	delay_us = delay ? strtoul(delay, NULL, 10) : 0;
 }
 
 static int injected(const char *var)
@@ -71,4 +98,53 @@ int lremovexattr(const char *path, const char *name)
 		return -1;
 	}
 	return real_lremovexattr(path, name);
+}
+
+int capget(cap_user_header_t hdrp, cap_user_data_t datap)
+{
+	const char *want = getenv("PCDEDUP_FAULT_CAP_SYS_ADMIN");
+	int r = real_capget(hdrp, datap);
+
+	if (r == 0 && want && datap) {
+		__u32 *eff = &datap[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective;
+
+		if (atoi(want))
+			*eff |= CAP_TO_MASK(CAP_SYS_ADMIN);
+		else
+			*eff &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	}
+	return r;
+}
+
+static void delay_after(int fd, ssize_t n)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(delay_us / 1000000),
+		.tv_nsec = (long)(delay_us % 1000000) * 1000,
+	};
+	struct stat st;
+	int saved = errno;
+
+	if (n > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	errno = saved;
+}
+
+ssize_t read(int fd, void *buf, size_t count)
+{
+	ssize_t n = real_read(fd, buf, count);
+
+	if (delay_us)
+		delay_after(fd, n);
+	return n;
+}
+
+ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+{
+	ssize_t n = real_pread(fd, buf, count, offset);
+
+	if (delay_us)
+		delay_after(fd, n);
+	return n;
 }

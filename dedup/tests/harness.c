@@ -12,70 +12,111 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures;
+static int ncases;
+static bool started;
+static double last_result;
 static char *tmpdirs[64];
 static int ntmpdirs;
 static char *capture_dir;
 static unsigned capture_seq;
 
-/* Reasons go on the result line: keep them on one line. */
-static void one_line(char *s)
+static double monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The version line opens the program's KTAP document, before any output. */
+static void ktap_start(void)
+{
+	if (started)
+		return;
+	started = true;
+	last_result = monotonic();
+	printf("KTAP version 1\n");
+}
+
+/* Names and reasons go on one line; '#' would start a directive. */
+static void one_line(char *s, bool hash_too)
 {
 	for (; *s; s++)
-		if (*s == '\n' || *s == '\r')
+		if (*s == '\n' || *s == '\r' || (hash_too && *s == '#'))
 			*s = ' ';
 }
 
-static void result(const char *word, const char *name, const char *fmt, va_list ap)
+/*
+ * One result: "ok N name", "not ok N name" (the reason before it as a
+ * "# " diagnostic), "ok N name # SKIP why"; then "# duration_ms=N", the
+ * time since the previous result, as tests/lib.sh writes it.
+ */
+static void result(bool ok, const char *directive, const char *name, char *why)
 {
-	char why[2048];
+	char title[512];
+	double now;
 
-	vsnprintf(why, sizeof(why), fmt, ap);
-	one_line(why);
-	printf("%s: %s: %s\n", word, name, why);
+	ktap_start();
+	snprintf(title, sizeof(title), "%s", name);
+	one_line(title, true);
+	one_line(why, false);
+	ncases++;
+	if (!ok && why[0])
+		printf("# %s: %s\n", title, why);
+	printf("%s %d %s", ok ? "ok" : "not ok", ncases, title);
+	if (directive)
+		printf(" # %s %s", directive, why);
+	now = monotonic();
+	printf("\n# duration_ms=%lld\n", (long long)((now - last_result) * 1000));
+	last_result = now;
 	fflush(stdout);
+	if (!ok)
+		failures++;
 }
+
+#define FORMAT_WHY(why, fmt) do {				\
+		va_list ap;					\
+								\
+		va_start(ap, fmt);				\
+		vsnprintf(why, sizeof(why), fmt, ap);		\
+		va_end(ap);					\
+	} while (0)
 
 void pass(const char *name)
 {
-	printf("PASS: %s\n", name);
-	fflush(stdout);
+	char why[1] = "";
+
+	result(true, NULL, name, why);
 }
 
 void fail(const char *name, const char *fmt, ...)
 {
-	va_list ap;
+	char why[2048];
 
-	va_start(ap, fmt);
-	result("FAIL", name, fmt, ap);
-	va_end(ap);
-	failures++;
+	FORMAT_WHY(why, fmt);
+	result(false, NULL, name, why);
 }
 
 void skip(const char *name, const char *fmt, ...)
 {
-	va_list ap;
+	char why[2048];
 
-	va_start(ap, fmt);
-	result("SKIP", name, fmt, ap);
-	va_end(ap);
+	FORMAT_WHY(why, fmt);
+	result(true, "SKIP", name, why);
 }
 
 bool expect(const char *name, bool ok, const char *fmt, ...)
 {
-	va_list ap;
+	char why[2048] = "";
 
-	if (ok) {
-		pass(name);
-		return true;
-	}
-	va_start(ap, fmt);
-	result("FAIL", name, fmt, ap);
-	va_end(ap);
-	failures++;
-	return false;
+	if (!ok)
+		FORMAT_WHY(why, fmt);
+	result(ok, NULL, name, why);
+	return ok;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type,
@@ -99,13 +140,17 @@ static void remove_tmpdirs(void)
 int harness_exit(void)
 {
 	remove_tmpdirs();
+	ktap_start();
+	printf("1..%d\n", ncases);
+	fflush(stdout);
 	return failures ? 1 : 0;
 }
 
+/* The harness itself cannot go on: one failed case, the plan, exit 1. */
 static void die(const char *what)
 {
-	printf("FAIL: harness: %s: %s\n", what, strerror(errno));
-	exit(1);
+	fail("harness", "%s: %s", what, strerror(errno));
+	exit(harness_exit());
 }
 
 char *make_tmpdir(const char *tag)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Test harness: one result line per case, as tests/run expects:
- * "PASS: name", "FAIL: name: why" or "SKIP: name: why". A test program
- * exits 1 if any case failed, else 0. Helpers for temporary trees and for
- * running the pcdedup binary with its output captured.
+ * Test harness: each test program writes one KTAP document, as tests/lib.sh
+ * does for the shell suites and tests/run reads: "KTAP version 1", one
+ * result line per case ("ok N name", "not ok N name" after a "# name: why"
+ * diagnostic, "ok N name # SKIP why"), each followed by "# duration_ms=N",
+ * and the plan "1..N" from harness_exit(). A test program exits 1 if any
+ * case failed, else 0. Helpers for temporary trees and for running the
+ * pcdedup binary with its output captured.
  */
 #ifndef PCDEDUP_TEST_HARNESS_H
 #define PCDEDUP_TEST_HARNESS_H
@@ -21,7 +24,7 @@ void skip(const char *name, const char *fmt, ...);
 /* PASS if @ok, else FAIL with the formatted reason. Returns @ok. */
 __attribute__((format(printf, 3, 4)))
 bool expect(const char *name, bool ok, const char *fmt, ...);
-/* Exit status for main(): 1 if any case failed. */
+/* Print the plan; exit status for main(): 1 if any case failed. */
 int harness_exit(void);
 
 /* A fresh directory under $TMPDIR (or /tmp), removed at exit. */

@@ -24,6 +24,10 @@ static void test_usage(void)
 		{ "usage-status-extra-argument", { "status", "extra", NULL } },
 		{ "usage-help-unknown-command", { "help", "frobnicate", NULL } },
 		{ "usage-verify-option-of-tag", { "verify", "--dry-run", "/tmp", NULL } },
+		{ "usage-tag-empty-path", { "tag", "", NULL } },
+		{ "usage-verify-empty-path-among-others", { "verify", "/tmp", "", NULL } },
+		{ "usage-untag-empty-path", { "untag", "-n", "", NULL } },
+		{ "usage-untag-option-of-tag", { "untag", "-j", "2", "/tmp", NULL } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -40,6 +44,53 @@ static void test_usage(void)
 		       "exit %d, stderr '%s', stdout '%s'", r.status, r.err, r.out);
 		free_result(&r);
 	}
+}
+
+/* An empty path is a usage error, said as such, before any work. */
+static void test_empty_path(void)
+{
+	struct run_result r;
+
+	pcd(&r, "tag", "/nonexistent-pcdedup", "");
+	expect("usage-empty-path-message", r.status == 2 &&
+	       strcmp(r.err, "pcdedup tag: empty path\nTry 'pcdedup tag --help'.\n") == 0,
+	       "exit %d: '%s'", r.status, r.err);
+	free_result(&r);
+}
+
+/*
+ * Each command's help lists its own exit statuses and no other; the
+ * overview lists them all and every command, each once.
+ */
+static void test_help_exits(void)
+{
+	static const struct { const char *cmd, *has, *lacks; } cases[] = {
+		{ "tag", "  5  needs CAP_SYS_ADMIN", "  3  " },
+		{ "untag", "  5  needs CAP_SYS_ADMIN", "  3  " },
+		{ "verify", "  5  needs CAP_SYS_ADMIN", "  3  " },
+		{ "status", "  3  the kernel has no pcdedup support", "  5  " },
+	};
+	struct run_result r;
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(name, sizeof(name), "cli-help-own-exit-codes-%s", cases[i].cmd);
+		pcd(&r, cases[i].cmd, "--help");
+		expect(name, contains(r.out, cases[i].has) && !contains(r.out, cases[i].lacks) &&
+		       contains(r.out, "  2  usage error"), "%s", r.out);
+		free_result(&r);
+	}
+	pcd(&r, "help");
+	expect("cli-help-all-exit-codes", contains(r.out, "  3  ") && contains(r.out, "  5  ") &&
+	       contains(r.out, "  tag      hash") && contains(r.out, "  status   show"),
+	       "%s", r.out);
+	free_result(&r);
+	/* --json is in the help of the commands that take it, generated from one table. */
+	pcd(&r, "verify", "--help");
+	expect("cli-help-verify-json", contains(r.out, "      --json          the summary") &&
+	       contains(r.out, "  -j, --jobs N        hash N files") &&
+	       !contains(r.out, "--dry-run"), "%s", r.out);
+	free_result(&r);
 }
 
 static void test_help(void)
@@ -81,7 +132,9 @@ int main(void)
 {
 	if (cli_init()) {
 		test_usage();
+		test_empty_path();
 		test_help();
+		test_help_exits();
 	}
 	return harness_exit();
 }

@@ -182,10 +182,11 @@ struct meddle {
 	bool done;
 };
 
-static void meddle_hook(void *arg, uint64_t done)
+static void meddle_hook(void *arg, uint64_t done, size_t chunk)
 {
 	struct meddle *m = arg;
 
+	(void)chunk;
 	if (!m->done && done >= m->at) {
 		m->act(m->path);
 		m->done = true;
@@ -284,39 +285,49 @@ static void test_not_regular(void)
 	close(p[1]);
 }
 
-/* The environment hook is read at init and slows each chunk down. */
-static void test_delay_env(void)
+/*
+ * The chunk hook (what the progress line counts) sees every byte once:
+ * the chunks add up to the file size, and "done" is their running sum.
+ */
+struct chunks {
+	uint64_t sum, calls;
+	bool consistent;
+};
+
+static void count_chunk(void *arg, uint64_t done, size_t chunk)
 {
-	char *path = path_join(dir, "delay");
+	struct chunks *c = arg;
+
+	c->sum += chunk;
+	c->calls++;
+	if (done != c->sum)
+		c->consistent = false;
+}
+
+static void test_chunk_hook(void)
+{
+	char *path = path_join(dir, "chunks");
+	struct chunks c = { .consistent = true };
 	struct file_tree tree;
 	struct hasher h;
 	char why[256];
-	double t0;
-	struct timespec ts;
 	int fd;
 
-	write_pattern(path, 4 * 4096, 3);
-	setenv(HASH_DELAY_ENV, "20000", 1);
+	write_pattern(path, 10 * 4096 + 17, 3);
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || hasher_init(&h, 4096) != 0) {
-		fail("hash-delay-env", "setup failed");
-		unsetenv(HASH_DELAY_ENV);
+		fail("hash-chunk-hook-bytes", "setup failed");
 		return;
 	}
-	unsetenv(HASH_DELAY_ENV);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t0 = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	h.after_chunk = count_chunk;
+	h.after_chunk_arg = &c;
 	if (hash_fd(&h, fd, &tree, NULL, why, sizeof(why)) != 0) {
-		fail("hash-delay-env", "%s", why);
+		fail("hash-chunk-hook-bytes", "%s", why);
 	} else {
-		double t1;
-
 		tree_free(&tree);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t1 = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-		/* Four chunks of 20 ms each at the very least. */
-		expect("hash-delay-env", h.delay_us == 20000 && t1 - t0 >= 0.08,
-		       "delay %lu us, took %.3f s", h.delay_us, t1 - t0);
+		expect("hash-chunk-hook-bytes", c.sum == 10 * 4096 + 17 && c.calls == 11 &&
+		       c.consistent, "%llu bytes in %llu calls, consistent %d",
+		       (unsigned long long)c.sum, (unsigned long long)c.calls, c.consistent);
 	}
 	hasher_free(&h);
 	close(fd);
@@ -334,6 +345,6 @@ int main(void)
 	test_changed("hash-changed-overwrite", act_overwrite, "modification time");
 	test_changed("hash-changed-chmod", act_chmod, "change time");
 	test_not_regular();
-	test_delay_env();
+	test_chunk_hook();
 	return harness_exit();
 }

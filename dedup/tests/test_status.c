@@ -54,8 +54,6 @@ static void make_fake(struct fake *f)
 }
 
 static const char status_check_py[] =
-	"import json, sys\n"
-	"d = json.load(open(sys.argv[1]))\n"
 	"assert d['enabled'] is True, d['enabled']\n"
 	"assert d['verify'] == 'full', d['verify']\n"
 	"s = d['sysfs']\n"
@@ -75,26 +73,9 @@ static const char status_check_py[] =
 	"        'size': 65536, 'members': 3, 'openers': 1, 'cached_pages': 16}, sh[0]\n"
 	"    assert sh[1]['size'] == 1048576 and sh[1]['cached_pages'] == 256, sh[1]\n";
 
-/* Save @json to a file; json.tool must parse it and the checks must hold. */
 static void check_status_json(const char *name, const char *json, const char *shares)
 {
-	char *dir = make_tmpdir("json");
-	char *file = path_join(dir, "status.json");
-	char *tool[] = { (char *)"python3", (char *)"-m", (char *)"json.tool", file, NULL };
-	char *check[] = { (char *)"python3", (char *)"-c", (char *)status_check_py, file,
-			  (char *)shares, NULL };
-	struct run_spec spec = { .env = NULL };
-	struct run_result r;
-	char n2[96];
-
-	write_bytes(file, json, strlen(json));
-	run_cmd(&spec, tool, &r);
-	expect(name, r.status == 0, "json.tool: %s; output was '%s'", r.err, json);
-	free_result(&r);
-	snprintf(n2, sizeof(n2), "%s-values", name);
-	run_cmd(&spec, check, &r);
-	expect(n2, r.status == 0, "%s", r.err);
-	free_result(&r);
+	check_json(name, json, status_check_py, shares);
 }
 
 static void test_status(void)

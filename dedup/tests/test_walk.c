@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -23,29 +26,37 @@ struct seen {
 	enum walk_event ev[MAX_SEEN];
 	char *path[MAX_SEEN];
 	int err[MAX_SEEN];
+	bool root[MAX_SEEN];
+	char *ancestor[MAX_SEEN];
+	int stop_after;		/* end the walk after this many events; 0: never */
 };
 
-static void record(void *ctx, enum walk_event ev, const char *path,
-		   const struct stat *st, int err)
+static bool record(void *ctx, const struct walk_entry *e)
 {
 	struct seen *s = ctx;
 
 	/* Events other than errors must carry the entry's lstat(). */
-	if ((ev == WALK_ERROR) != (st == NULL))
-		fprintf(stderr, "walk: stat pointer wrong for %s\n", path);
+	if ((e->ev == WALK_ERROR) != (e->st == NULL))
+		fprintf(stderr, "walk: stat pointer wrong for %s\n", e->path);
 	if (s->n < MAX_SEEN) {
-		s->ev[s->n] = ev;
-		s->path[s->n] = strdup(path);
-		s->err[s->n] = err;
+		s->ev[s->n] = e->ev;
+		s->path[s->n] = strdup(e->path);
+		s->err[s->n] = e->err;
+		s->root[s->n] = e->root;
+		s->ancestor[s->n] = e->ancestor ? strdup(e->ancestor) : NULL;
 		s->n++;
 	}
+	return s->stop_after == 0 || s->n < s->stop_after;
 }
 
 static void forget(struct seen *s)
 {
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
 		free(s->path[i]);
+		free(s->ancestor[i]);
+	}
 	s->n = 0;
+	s->stop_after = 0;
 }
 
 /* Event recorded for @path, or -1 if the walk never reported it. */
@@ -171,7 +182,24 @@ static void test_roots(void)
 	walk_paths(link_root, &wo, record, &s);
 	expect("walk-root-symlink-not-followed", s.n == 1 && s.ev[0] == WALK_SYMLINK,
 	       "%d events, first %d", s.n, s.n ? (int)s.ev[0] : -1);
+	expect("walk-root-flag", s.n == 1 && s.root[0], "named path not marked as root");
 	forget(&s);
+
+	{
+		char *tree_root[] = { root, NULL };
+		int roots = 0;
+
+		walk_paths(tree_root, &wo, record, &s);
+		for (int i = 0; i < s.n; i++)
+			roots += s.root[i];
+		expect("walk-root-flag-only-on-roots", s.n > 5 && roots == 0,
+		       "%d of %d entries inside the tree marked as roots", roots, s.n);
+		forget(&s);
+		s.stop_after = 2;
+		walk_paths(tree_root, &wo, record, &s);
+		expect("walk-callback-stops-walk", s.n == 2, "%d events after a stop", s.n);
+		forget(&s);
+	}
 
 	walk_paths(file_root, &wo, record, &s);
 	expect("walk-root-regular-file", s.n == 1 && s.ev[0] == WALK_FILE &&
@@ -230,11 +258,72 @@ static void test_cross_fs(void)
 	free(file);
 }
 
+/*
+ * A directory that is its own descendant, as a bind mount makes it: in a
+ * child with a mount namespace of its own, bind the tree onto one of its
+ * subdirectories. The walk must report the loop, with the ancestor it
+ * repeats, and never go round. The child's exit status carries the verdict
+ * (0 right, 1 wrong, 77 no mount namespace here).
+ */
+static void test_loop(void)
+{
+	char *top = make_tmpdir("loop");
+	char *inner = path_join(top, "a/b/loop");
+	char *file = path_join(top, "a/file");
+	int st;
+	pid_t pid;
+
+	mkdir(path_join(top, "a"), 0755);
+	mkdir(path_join(top, "a/b"), 0755);
+	mkdir(inner, 0755);
+	write_pattern(file, 5000, 1);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct walk_options wo = { .min_size = 0 };
+		char *paths[] = { top, NULL };
+		struct seen s = { .n = 0 };
+		char *a = path_join(top, "a");
+		int loops = 0, files = 0, where = -1;
+
+		if (unshare(CLONE_NEWNS) != 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount(a, inner, NULL, MS_BIND, NULL) != 0)
+			_exit(77);
+		walk_paths(paths, &wo, record, &s);
+		umount(inner);
+		for (int i = 0; i < s.n; i++) {
+			loops += s.ev[i] == WALK_LOOP;
+			files += s.ev[i] == WALK_FILE;
+			if (s.ev[i] == WALK_LOOP)
+				where = i;
+		}
+		if (loops != 1 || files != 1 || strcmp(s.path[where], inner) != 0 ||
+		    !s.ancestor[where] || strcmp(s.ancestor[where], a) != 0) {
+			fprintf(stderr, "loop walk: %d loops, %d files, at %s, ancestor %s\n",
+				loops, files, where >= 0 ? s.path[where] : "-",
+				where >= 0 && s.ancestor[where] ? s.ancestor[where] : "-");
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) {
+		fail("walk-loop-detected", "child did not finish");
+		return;
+	}
+	if (WEXITSTATUS(st) == 77)
+		skip("walk-loop-detected", "no private mount namespace for a bind mount here");
+	else
+		expect("walk-loop-detected", WEXITSTATUS(st) == 0,
+		       "loop reported wrongly (see stderr)");
+}
+
 int main(void)
 {
 	build_tree();
 	test_tree();
 	test_roots();
 	test_cross_fs();
+	test_loop();
 	return harness_exit();
 }
