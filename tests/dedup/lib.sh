@@ -12,9 +12,10 @@ vmstat() { awk -v k="pcdedup_$1" '$1 == k {print $2}' /proc/vmstat; }
 knob() { cat "$sysfs/$1"; }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 cached_kb() { awk '$1 == "Cached:" {print $2}' /proc/meminfo; }
-# The listing line of the share whose key is FILE's key.
+# The listing line of the share whose key is FILE's key (the digest is
+# bytes 16-47 of the key).
 share_line() {
-	grep "^sha256:$(key_hex "$1" | cut -c33-) " /sys/kernel/debug/pcdedup/shares
+	grep "^sha256:$(key_hex "$1" | cut -c33-96) " /sys/kernel/debug/pcdedup/shares
 }
 # FILE's key as hex digits, empty without a key.
 key_hex() {

@@ -78,33 +78,67 @@ for s in "${sizes[@]}" py; do
 	else
 		fail "xfs-readpaths-$n" "see FAIL lines above"
 	fi
-	check "xfs-readpaths-$n-was-shared" test $(($(vmstat open_shared) - before)) -gt 0
+	# An empty file has no content to share and gets no key.
+	[ "$s" = 0 ] || check "xfs-readpaths-$n-was-shared" test $(($(vmstat open_shared) - before)) -gt 0
 done
+check empty-file-untagged test -z "$(key_hex $o/f/r0)"
 check xfs-exec-shared-python /mnt/snap2/f/py -c 'import json, os; print(json.dumps(os.uname().sysname))'
 
-# --- different content never shares; forged keys are refused ----------
+# --- different content never shares; forged keys never poison ----------
 check different-content-different-shares test "$(share_line /mnt/snap1/f/r4096 | cut -d' ' -f1)" != "$(share_line /mnt/snap1/f/r4097 | cut -d' ' -f1)"
-mm0=$(vmstat open_refused_mismatch)
+# A forged member joins the share of the key it carries, unread. Its own
+# blocks fail their check when they fill: its reader gets EIO, never them.
+drop_caches
+fb0=$(vmstat fill_bad)
 vf0=$(knob verify_failures)
-check forged-reads-own-bytes cmp /mnt/snap1/f/forged <(dd if=$o/f/forged iflag=direct bs=1M status=none)
-expect_eq forged-refused-counted 1 $(($(vmstat open_refused_mismatch) - mm0))
+if out=$(cat /mnt/snap1/f/forged 2>&1); then
+	fail forged-fill-fails "read succeeded"
+else
+	check forged-fill-fails-eio grep -q 'Input/output error' <<<"$out"
+fi
+expect_eq forged-fill-bad-counted 1 $(($(vmstat fill_bad) - fb0))
 expect_eq forged-verify-failure-counted 1 $(($(knob verify_failures) - vf0))
-check forged-logged grep -q 'content does not match its key' <(dmesg)
-check forged-readpaths "$bin/readpaths" --quiet --name forged /mnt/snap2/f/forged $o/f/forged
+check forged-logged grep -q 'does not match its key' <(dmesg)
+# The true member of that key still fills and reads its bytes.
+check forged-share-intact cmp /mnt/snap2/f/r4097 $o/f/r4097
+# Once caught, a member's opens are private: it reads its own bytes.
+mm0=$(vmstat open_refused_mismatch)
+check forged-then-reads-own-bytes cmp /mnt/snap1/f/forged <(dd if=$o/f/forged iflag=direct bs=1M status=none)
+expect_eq forged-then-refused-counted 1 $(($(vmstat open_refused_mismatch) - mm0))
+# A member caught (while its inode is cached) is not let in by trust mode.
+echo trust >"$sysfs/verify"
+mm0=$(vmstat open_refused_mismatch)
+cat /mnt/snap1/f/forged >/dev/null
+expect_eq trust-refuses-bad-member 1 $(($(vmstat open_refused_mismatch) - mm0))
+echo full >"$sysfs/verify"
+# Another snapshot's forged copy serves the key's content from the share
+# while it is cached, and EIO when it has to fill: never its own bytes.
+cat /mnt/snap1/f/r4097 >/dev/null
+check forged-served-key-content cmp /mnt/snap2/f/forged $o/f/r4097
 echo 4096 >"$sysfs/min_size"
 sm0=$(vmstat open_refused_small)
 cat /mnt/snap1/f/r4095 >/dev/null
 expect_eq below-min-size-refused 1 $(($(vmstat open_refused_small) - sm0))
 echo 0 >"$sysfs/min_size"
 
-# --- verify=trust shares without hashing ------------------------------
+# --- verify=trust shares without checking, apart from checked shares ---
+drop_caches
 echo trust >"$sysfs/verify"
-v0=$(vmstat verify)
+v0=$(vmstat fill_verified)
 s0=$(vmstat open_shared)
+sh0=$(knob shares)
 cat /mnt/snap3/f/r2097275 /mnt/snap2/f/r2097275 >/dev/null
-expect_eq trust-no-hashing 0 $(($(vmstat verify) - v0))
+expect_eq trust-no-checking 0 $(($(vmstat fill_verified) - v0))
 expect_eq trust-shares 2 $(($(vmstat open_shared) - s0))
+exec 3</mnt/snap3/f/r2097275
 echo full >"$sysfs/verify"
+exec 4</mnt/snap2/f/r2097275
+# The checked open does not use what the trusted share filled.
+expect_eq trust-and-full-apart $((sh0 + 2)) "$(knob shares)"
+check full-after-trust-checks test $(($(vmstat fill_verified) - v0)) -eq 0
+cat <&4 >/dev/null
+check full-after-trust-fills-checked test $(($(vmstat fill_verified) - v0)) -gt 0
+exec 3<&- 4<&-
 
 # --- malformed keys are ignored and counted ---------------------------
 cp $o/f/r4097 /mnt/snap1/f/badkey
@@ -125,7 +159,7 @@ python3 -c 'import mmap,os,sys,time; f=open(sys.argv[1],"rb"); m=mmap.mmap(f.fil
 sleep 2
 if (echo x >>$f) 2>/dev/null; then fail mapping-keeps-etxtbsy "append succeeded"; else pass mapping-keeps-etxtbsy; fi
 wait
-check write-after-close echo appended >>$f
+check write-after-close sh -c "echo appended >>$f"
 check key-dropped-on-write test -z "$(key_hex $f)"
 s0=$(vmstat open_shared)
 check modified-reads-new-bytes cmp $f <(dd if=$f iflag=direct bs=1M status=none)
