@@ -21,16 +21,14 @@ IMAGE = os.path.join(BUILD, "bench.img")
 FIO_FILE_MB_IMAGE = 16
 
 QUICK = {"max_n": 20, "samples": [1, 5, 10, 20], "container_mem": "3G", "fio_n": 4,
-         "fio_modes": ["off", "trust"], "micro_boots": 1, "micro_files": 300,
-         "stock_scenarios": [], "min0_cases": False}
+         "fio_modes": ["off", "full"], "micro_boots": 1, "micro_files": 300,
+         "stock_scenarios": []}
 FULL = {"max_n": 100, "samples": [1, 10, 25, 50, 100], "container_mem": "6G", "fio_n": 4,
         "fio_modes": ["off", "full", "trust"], "micro_boots": 3, "micro_files": 500,
-        "stock_scenarios": ["shared", "thin"], "min0_cases": True}
+        "stock_scenarios": ["shared", "thin"]}
 # (scenario, pcdedup mode) on the patched kernel; "off" boots with pcdedup=off.
 CONTAINER_CASES = [("shared", "off"), ("distinct", "off"), ("thin", "off"),
                    ("distinct", "full"), ("thin", "full"), ("thin", "trust")]
-# The same with every tagged file shared (sysfs min_size=0); full matrix only.
-MIN0_CASES = [("thin", "trust-min0"), ("distinct", "full-min0")]
 
 t_start = time.monotonic()
 # --resume: the passed cases of the earlier run, by name, kept as they are.
@@ -172,7 +170,7 @@ def main():
     if os.path.exists(IMAGE + ".json"):
         n, samples = str(cfg["max_n"]), ",".join(map(str, cfg["samples"]))
         cases = [(s, d, PATCHED) for s, d in
-                 CONTAINER_CASES + (MIN0_CASES if cfg["min0_cases"] else [])]
+                 CONTAINER_CASES]
         cases += [(s, "off", STOCK) for s in cfg["stock_scenarios"]]
         for i, (scenario, dedup, kernel) in enumerate(cases, 1):
             kname = "stock" if kernel == STOCK else "patched"

@@ -275,12 +275,45 @@ def micro_section(micro, tag, config, md):
     return ratios
 
 
-def at_max(cont, scenario, dedup):
+def sample_at_max(cont, scenario, dedup):
+    """The last sample (largest N) of a container case, with its start times."""
     d = cont.get(f"containers-{scenario}-{dedup}-patched")
     if not d or not d["samples"] or d.get("error"):
         return None, None
     s = d["samples"][-1]
-    return s["cached_kb"], s["n"]
+    return s, d["start_s"][:s["n"]]
+
+
+def at_max(cont, scenario, dedup):
+    s, _ = sample_at_max(cont, scenario, dedup)
+    return (s["cached_kb"], s["n"]) if s else (None, None)
+
+
+def start_and_read_targets(cont, verdict):
+    """Disk read to start N containers and their median start time."""
+    rows = []
+    _, ref_starts = sample_at_max(cont, "shared", "off")
+    for scen, name in (("thin", "XFS-on-thinp + dedup"), ("distinct", "distinct lowers + dedup")):
+        base, _ = sample_at_max(cont, scen, "off")
+        for mode in ("full", "trust"):
+            s, starts = sample_at_max(cont, scen, mode)
+            how = f"verify={mode}"
+            if s is None or base is None or not ref_starts:
+                if mode == "full":
+                    rows.append((f"{name} ({how}): disk read and start", "-",
+                                 "not measured (case failed or missing)",
+                                 "**not measured**"))
+                continue
+            q = s["disk_read_kb"] / max(base["disk_read_kb"], 1)
+            rows.append((f"{name} ({how}), N={s['n']}: disk read to start them <= 10% "
+                         "of the same scenario without dedup", "<= 10%",
+                         f"{mb(s['disk_read_kb'])} MB vs {mb(base['disk_read_kb'])} MB = "
+                         f"{q:.1%}", verdict(q <= 0.10)))
+            m, r = statistics.median(starts), statistics.median(ref_starts)
+            rows.append((f"{name} ({how}), N={s['n']}: median start <= 1.15x overlay "
+                         "shared lower", "<= 1.15x", f"{m:.3f} s vs {r:.3f} s = {m / r:.2f}x",
+                         verdict(m / r <= 1.15)))
+    return rows
 
 
 def targets(cont, fio, ratios):
@@ -292,7 +325,7 @@ def targets(cont, fio, ratios):
     ref, n = at_max(cont, "shared", "off")
     for scen, name in (("thin", "XFS-on-thinp + dedup"), ("distinct", "distinct lowers + dedup")):
         base = at_max(cont, scen, "off")[0]
-        for mode in ("full", "trust", "full-min0", "trust-min0"):
+        for mode in ("full", "trust"):
             got, gn = at_max(cont, scen, mode)
             how = "verify=" + mode.replace("-min0", ", min_size=0")
             if got is None or ref is None or base is None:
@@ -311,6 +344,7 @@ def targets(cont, fio, ratios):
                          verdict(r2 <= 0.05) + ("" if gn >= 100 else
                                                 f" at N={gn}, where 1/20 allows less "
                                                 "than one copy")))
+    rows += start_and_read_targets(cont, verdict)
     for op in ("open_close", "stat", "read"):
         r = ratios.get(("untagged", op))
         if r:
@@ -328,7 +362,7 @@ def targets(cont, fio, ratios):
                       (r["engine"], r["pattern"], r["phase"])), None)
             if not b:
                 continue
-            want = 0.95 if r["phase"] == "cached" else 0.80
+            want = 0.95 if r["phase"] == "cached" else 0.90
             q = r["bw_kib_s"] / max(b["bw_kib_s"], 1)
             rows.append((f"fio {r['phase']} {r['engine']} {r['pattern']}: share "
                          f"(verify={d['dedup']}) vs private", f">= {want:.0%}",

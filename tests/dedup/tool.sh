@@ -17,7 +17,7 @@ f=$(find /mnt/data/py -name json -prune -o -type f -size +8k -print -quit)
 printf 'x' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
 out=$("$pcdedup" verify -q /mnt/data/py 2>&1) && rc=0 || rc=$?
 expect_eq tool-verify-exit-on-problem 1 "$rc"
-# The kernel dropped the key when the file was opened for write.
+# The kernel dropped the key when the file was written.
 check tool-verify-reports-modified grep -qF "missing	$f" <<<"$out"
 check tool-status-json sh -c "'$pcdedup' status --json | python3 -m json.tool >/dev/null"
 check tool-status-human sh -c "'$pcdedup' status | grep -q 'enabled'"
