@@ -18,6 +18,7 @@
 static int failures;
 static int ncases;
 static bool started;
+static bool quiet;
 static double last_result;
 static char *tmpdirs[64];
 static int ntmpdirs;
@@ -40,6 +41,17 @@ static void ktap_start(void)
 	started = true;
 	last_result = monotonic();
 	printf("KTAP version 1\n");
+}
+
+void harness_start(void)
+{
+	ktap_start();
+	fflush(stdout);
+}
+
+void harness_quiet(void)
+{
+	quiet = true;
 }
 
 /* Names and reasons go on one line; '#' would start a directive. */
@@ -65,15 +77,17 @@ static void result(bool ok, const char *directive, const char *name, char *why)
 	one_line(title, true);
 	one_line(why, false);
 	ncases++;
-	if (!ok && why[0])
-		printf("# %s: %s\n", title, why);
-	printf("%s %d %s", ok ? "ok" : "not ok", ncases, title);
-	if (directive)
-		printf(" # %s %s", directive, why);
 	now = monotonic();
-	printf("\n# duration_ms=%lld\n", (long long)((now - last_result) * 1000));
+	if (!ok || !quiet) {
+		if (!ok && why[0])
+			printf("# %s: %s\n", title, why);
+		printf("%s %d %s", ok ? "ok" : "not ok", ncases, title);
+		if (directive)
+			printf(" # %s %s", directive, why);
+		printf("\n# duration_ms=%lld\n", (long long)((now - last_result) * 1000));
+		fflush(stdout);
+	}
 	last_result = now;
-	fflush(stdout);
 	if (!ok)
 		failures++;
 }
@@ -107,6 +121,17 @@ void skip(const char *name, const char *fmt, ...)
 
 	FORMAT_WHY(why, fmt);
 	result(true, "SKIP", name, why);
+}
+
+void diag(const char *fmt, ...)
+{
+	char line[2048];
+
+	FORMAT_WHY(line, fmt);
+	one_line(line, false);
+	ktap_start();
+	printf("# %s\n", line);
+	fflush(stdout);
 }
 
 bool expect(const char *name, bool ok, const char *fmt, ...)

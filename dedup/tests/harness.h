@@ -7,6 +7,10 @@
  * and the plan "1..N" from harness_exit(). A test program exits 1 if any
  * case failed, else 0. Helpers for temporary trees and for running the
  * pcdedup binary with its output captured.
+ *
+ * This is the one KTAP emitter of the C test programs: the host unit tests
+ * here and the guest programs of tests/dedup/ (which compile this file too)
+ * both print through it.
  */
 #ifndef PCDEDUP_TEST_HARNESS_H
 #define PCDEDUP_TEST_HARNESS_H
@@ -26,6 +30,21 @@ __attribute__((format(printf, 3, 4)))
 bool expect(const char *name, bool ok, const char *fmt, ...);
 /* Print the plan; exit status for main(): 1 if any case failed. */
 int harness_exit(void);
+/* A "# " diagnostic line (newlines become blanks), flushed at once. */
+__attribute__((format(printf, 1, 2)))
+void diag(const char *fmt, ...);
+/*
+ * Print the version line now if nothing was printed yet: a program that
+ * forks must, so that its children do not each print it.
+ */
+void harness_start(void);
+/*
+ * Print only the failed cases (their diagnostics, result and duration
+ * lines); passed and skipped cases still count in the numbering and the
+ * plan. The document is then incomplete, for a caller that shows it as
+ * diagnostics (tests/dedup/README.md).
+ */
+void harness_quiet(void);
 
 /* A fresh directory under $TMPDIR (or /tmp), removed at exit. */
 char *make_tmpdir(const char *tag);

@@ -28,7 +28,7 @@ ssize_t first_nonzero(const void *p, size_t n);
 
 /*
  * Like first_diff, but survives SIGBUS/SIGSEGV while reading `map` (a bad
- * mapping must become a FAIL line, not a crashed test). Returns 0 and sets
+ * mapping must become a failed check, not a crashed test). Returns 0 and sets
  * *diff, or -1 and sets *fault to the offset into `map` that faulted.
  */
 int guarded_diff(const void *map, const void *expect, size_t n,

@@ -73,10 +73,11 @@ for s in "${sizes[@]}" py; do
 	n=r$s
 	[ "$s" = py ] && n=py
 	before=$(vmstat open_shared)
-	if "$bin/readpaths" --quiet --name "xfs-$n" "/mnt/snap1/f/$n" "$o/f/$n"; then
+	# Its KTAP output (failed checks only) becomes this case's diagnostics.
+	if out=$("$bin/readpaths" --quiet --name "xfs-$n" "/mnt/snap1/f/$n" "$o/f/$n" 2>&1); then
 		pass "xfs-readpaths-$n"
 	else
-		fail "xfs-readpaths-$n" "see FAIL lines above"
+		fail "xfs-readpaths-$n" "$out"
 	fi
 	# An empty file has no content to share and gets no key.
 	[ "$s" = 0 ] || check "xfs-readpaths-$n-was-shared" test $(($(vmstat open_shared) - before)) -gt 0

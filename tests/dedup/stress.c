@@ -7,8 +7,13 @@
  * while others read from it. Every byte read is compared with the first
  * FILE's content, loaded once (O_DIRECT where possible) before forking.
  * Each process's sequence of operations is fixed by the seed.
+ *
+ * Output: a KTAP document with one case, "stress", through the test harness
+ * (dedup/tests/harness.c); each mismatch is a "# stress: FILE offset N: ..."
+ * diagnostic line before it. Exit 1 on a mismatch, 2 on a usage error.
  */
 #include "common.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,10 +48,8 @@ struct worker {
 
 static void failf(struct worker *w, int file, size_t off, const char *what)
 {
-	if (w->fails++ < MAX_FAIL_LINES) {
-		printf("FAIL: stress: %s offset %zu: %s\n", files[file], off, what);
-		fflush(stdout);
-	}
+	if (w->fails++ < MAX_FAIL_LINES)
+		diag("stress: %s offset %zu: %s", files[file], off, what);
 }
 
 static void fail_errno(struct worker *w, int file, size_t off, const char *call)
@@ -338,20 +341,21 @@ int main(int argc, char **argv)
 		if (stat(files[i], &st) < 0)
 			die("stress: %s: %s", files[i], strerror(errno));
 		if ((size_t)st.st_size != n) {
-			printf("FAIL: stress: %s offset 0: size %jd, expected %zu\n",
-			       files[i], (intmax_t)st.st_size, n);
-			return 1;
+			fail("stress", "%s offset 0: size %jd, expected %zu",
+			     files[i], (intmax_t)st.st_size, n);
+			return harness_exit();
 		}
 	}
-	fprintf(stderr, "stress: seed %llu, %d processes, %g s, %d files of %zu bytes\n",
-		(unsigned long long)seed, procs, secs, nfiles, n);
+	/* The version line before forking, so that children do not print it. */
+	diag("stress: seed %llu, %d processes, %g s, %d files of %zu bytes",
+	     (unsigned long long)seed, procs, secs, nfiles, n);
 
 	/* Per-process counters the children fill in before exiting. */
 	cnt = mmap(NULL, procs * sizeof(*cnt), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (cnt == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
-	fflush(stdout);
+	harness_start();
 	for (int i = 0; i < procs; i++) {
 		pid_t pid = fork();
 
@@ -370,12 +374,12 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			die("wait: %s", strerror(errno));
 		if (WIFSIGNALED(status)) {
-			printf("FAIL: stress: %s offset 0: process %d killed by signal %d\n",
-			       files[0], (int)pid, WTERMSIG(status));
+			diag("stress: %s offset 0: process %d killed by signal %d",
+			     files[0], (int)pid, WTERMSIG(status));
 			bad = 1;
 		} else if (WEXITSTATUS(status) > 1) {
-			printf("FAIL: stress: %s offset 0: process %d exited %d\n",
-			       files[0], (int)pid, WEXITSTATUS(status));
+			diag("stress: %s offset 0: process %d exited %d",
+			     files[0], (int)pid, WEXITSTATUS(status));
 			bad = 1;
 		}
 	}
@@ -383,12 +387,12 @@ int main(int argc, char **argv)
 		ops += cnt[i].ops;
 		fails += cnt[i].fails;
 	}
-	if (fails || bad) {
-		printf("FAIL: stress: %lu mismatches or errors in %lu operations\n", fails, ops);
-		return 1;
-	}
-	printf("PASS: stress (%lu operations, %d processes, %d files)\n", ops, procs, nfiles);
-	return 0;
+	diag("stress: %lu operations, %d processes, %d files", ops, procs, nfiles);
+	if (fails || bad)
+		fail("stress", "%lu mismatches or errors in %lu operations", fails, ops);
+	else
+		pass("stress");
+	return harness_exit();
 
 usage:
 	die("usage: stress [-p PROCS] [-t SECONDS] [-s SEED] FILE...");
