@@ -83,8 +83,17 @@ def main():
     # Every file gets a key; the kernel's min_size decides which ones share.
     run(PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", rootfs, data)
     os.makedirs(os.path.join(ORIGIN_MNT, "versions"))
+    # cp -a cannot carry the keys: the kernel refuses to set trusted.pcdedup
+    # on a file open for write, as cp's copy is while it copies attributes.
+    # Set them again once each copy is closed, from one dump of the rootfs.
+    keys = "/tmp/pcdedup-keys.dump"
+    with open(keys, "w") as f:
+        subprocess.run(["getfattr", "-R", "-P", "-d", "-m", "^trusted\\.pcdedup$", "-e",
+                        "hex", "."], cwd=rootfs, stdout=f, check=True)
     for v in range(1, versions + 1):
-        run("cp", "-a", "--reflink=always", rootfs, os.path.join(ORIGIN_MNT, f"versions/v{v}"))
+        copy = os.path.join(ORIGIN_MNT, f"versions/v{v}")
+        run("cp", "-a", "--reflink=always", rootfs, copy)
+        subprocess.run(["setfattr", f"--restore={keys}"], cwd=copy, check=True)
         if v % 10 == 0:
             log(f"version {v}/{versions}")
     du = subprocess.run(["du", "-sk", rootfs], capture_output=True, text=True).stdout
