@@ -51,7 +51,8 @@ clean:
 	rm -rf build/kernel-* build/config-* build/runs
 	$(MAKE) -s -C dedup clean
 
-# Benchmarks (bench/): QUICK=1 for the short matrix (N up to 20, about 10 min).
+# Benchmarks (bench/, see bench/README.md): QUICK=1 for the short matrix
+# (density up to N=6, fio, one A/B round; under 10 min).
 .PHONY: bench
 bench: kernel kernel-stock tool
 	@bench/bench.py $(if $(QUICK),--quick)

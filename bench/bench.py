@@ -2,7 +2,10 @@
 """make bench: boot each benchmark case in QEMU (vm/run), collect raw data in
 bench/results/<kernel>-<date>/raw/, then write report.md with bench/report.py.
 Usage: bench/bench.py [--quick] | --resume RESULTS_DIR
---resume runs again only the cases of RESULTS_DIR that failed, with its mode."""
+--resume runs again only the cases of RESULTS_DIR that failed, with its mode.
+Every case is a bench/guest/case.py Case: written as raw/NAME.case.json, read
+by the guest script (--case) and by the report."""
+import argparse
 import hashlib
 import json
 import os
@@ -13,22 +16,35 @@ import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
-BUILD = os.path.join(REPO, "build/bench")
-PATCHED = "build/kernel-patched/arch/x86/boot/bzImage"
-STOCK = "build/kernel-stock/arch/x86/boot/bzImage"
-IMAGE = os.path.join(BUILD, "bench.img")
-# fio reads these files whole: 4 per reader.
-FIO_FILE_MB_IMAGE = 16
+sys.path.insert(0, os.path.join(BENCH, "guest"))
+from case import Case  # noqa: E402
 
-QUICK = {"max_n": 20, "samples": [1, 5, 10, 20], "container_mem": "3G", "fio_n": 4,
-         "fio_modes": ["off", "full"], "micro_boots": 1, "micro_files": 300,
-         "stock_scenarios": []}
-FULL = {"max_n": 100, "samples": [1, 10, 25, 50, 100], "container_mem": "6G", "fio_n": 4,
-        "fio_modes": ["off", "full", "trust"], "micro_boots": 3, "micro_files": 500,
-        "stock_scenarios": ["shared", "thin"]}
-# (scenario, pcdedup mode) on the patched kernel; "off" boots with pcdedup=off.
-CONTAINER_CASES = [("shared", "off"), ("distinct", "off"), ("thin", "off"),
-                   ("distinct", "full"), ("thin", "full"), ("thin", "trust")]
+BUILD = os.path.join(REPO, "build/bench")
+KERNELS = {"patched": "build/kernel-patched/arch/x86/boot/bzImage",
+           "stock": "build/kernel-stock/arch/x86/boot/bzImage"}
+IMAGE = os.path.join(BUILD, "bench.img")
+GUEST_OUT = "/run/pcdedup/out"
+# fio reads these files whole: 4 per reader.
+FIO_FILE_MIB = 16
+
+# QUICK: the density figure on a smaller N, fio and one A/B boot round; the
+# start-time and page-cache targets then come from the density cases.
+QUICK = {"versions": 6, "container_n": 0, "container_samples": [],
+         "density_n": 6, "density_samples": [2, 4, 6], "density_mem": "384M",
+         "density_window_s": 2, "fio_n": 4, "fio_modes": ["off", "full"], "fio_repeats": 1,
+         "micro_boots": 1, "micro_files": 300, "stock_scenarios": [],
+         "container_cases": [], "tag": False}
+FULL = {"versions": 100, "container_n": 100, "container_samples": [1, 10, 25, 50, 100],
+        "density_n": 24, "density_samples": [2, 4, 6, 8, 10, 12, 16, 20, 24],
+        "density_mem": "512M", "density_window_s": 4, "fio_n": 4,
+        "fio_modes": ["off", "full", "trust"], "fio_repeats": 3, "micro_boots": 3,
+        "micro_files": 500, "stock_scenarios": ["shared", "thin"],
+        "container_cases": [("shared", "off"), ("distinct", "off"), ("thin", "off"),
+                            ("distinct", "full"), ("thin", "full"), ("thin", "trust")],
+        "tag": True}
+# The report's first figure: how many containers fit in a fixed memory size.
+DENSITY_CASES = [("thin", "off"), ("thin", "default"), ("shared", "off"),
+                 ("distinct", "off"), ("distinct", "default")]
 
 t_start = time.monotonic()
 # --resume: the passed cases of the earlier run, by name, kept as they are.
@@ -41,22 +57,29 @@ def progress(what, line=""):
           flush=True)
 
 
-def vm(case, kernel, args, raw, timeout, image=None, disks=(), append=None, mem="3G",
-       accel="auto", cpus=2, retry=True):
-    """One boot; streams the guest's log with progress; returns its status."""
-    if case in KEPT:
-        progress(case, "passed in the earlier run, kept")
-        return KEPT[case]
-    out = os.path.join(BUILD, "runs", case)
+def vm(case, args, raw, image=None, disks=(), retry=True):
+    """One boot of CASE running ARGS (the guest script and its options; the
+    case JSON is appended as --case); streams the guest's log; returns its
+    status."""
+    if case.name in KEPT:
+        progress(case.name, "passed in the earlier run, kept")
+        return KEPT[case.name]
+    out = os.path.join(BUILD, "runs", case.name)
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [os.path.join(REPO, "vm/run"), "--kernel", kernel, "--mem", mem, "--accel", accel,
-           "--cpus", str(cpus), "--timeout", str(timeout), "--out", out]
+    os.makedirs(out)
+    case.save(os.path.join(out, "case.json"))
+    case.save(os.path.join(raw, f"{case.name}.case.json"))
+    append = "pcdedup=off" if case.kernel == "patched" and not case.dedup else None
+    cmd = [os.path.join(REPO, "vm/run"), "--kernel", KERNELS[case.kernel], "--mem", case.mem,
+           "--accel", case.accel, "--cpus", str(case.cpus), "--timeout", str(case.timeout),
+           "--out", out]
     if image:
         cmd += ["--image", f"bench:{image}"]
     for d in disks:
         cmd += ["--disk", d]
     if append:
         cmd += ["--append", append]
+    args = args + ["--case", f"{GUEST_OUT}/case.json", "--out", f"{case.name}.json"]
     t = time.monotonic()
     p = subprocess.Popen(cmd + ["--"] + args, cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
@@ -65,34 +88,36 @@ def vm(case, kernel, args, raw, timeout, image=None, disks=(), append=None, mem=
         line = line.rstrip()
         tail = (tail + [line])[-15:]
         if line.startswith("[guest") or "FAIL" in line or "vm/run" in line:
-            progress(case, line)
+            progress(case.name, line)
     rc = p.wait()
     if rc == 123 and retry:  # vm/run: the guest hung before init; it never ran
-        progress(case, "guest hung in early boot; booting it once more")
-        return vm(case, kernel, args, raw, timeout, image, disks, append, mem, accel, cpus,
-                  retry=False)
-    for name in os.listdir(out) if os.path.isdir(out) else []:
-        if name.endswith(".json") or name == "output":
-            shutil.copy(os.path.join(out, name),
-                        os.path.join(raw, f"{case}.log" if name == "output" else name))
-    status = {"case": case, "rc": rc, "seconds": round(time.monotonic() - t, 1),
-              "kernel": kernel, "append": append, "accel": accel, "cpus": cpus,
+        progress(case.name, "guest hung in early boot; booting it once more")
+        return vm(case, args[:-4], raw, image, disks, retry=False)
+    for name in os.listdir(out):
+        if name == f"{case.name}.json":
+            shutil.copy(os.path.join(out, name), os.path.join(raw, name))
+        elif name == "output":
+            shutil.copy(os.path.join(out, name), os.path.join(raw, f"{case.name}.log"))
+    status = {"case": case.name, "rc": rc, "seconds": round(time.monotonic() - t, 1),
               "tail": tail if rc else []}
-    progress(case, f"{'done' if rc == 0 else 'FAILED (rc %d)' % rc} in {status['seconds']}s")
+    progress(case.name, f"{'done' if rc == 0 else 'FAILED (rc %d)' % rc} in "
+             f"{status['seconds']}s")
     return status
 
 
 def ensure_image(versions, raw):
-    """The image is kept between runs; rebuilt when too small or mkimage changed."""
-    with open(os.path.join(BENCH, "guest/mkimage.py"), "rb") as f:
-        want = {"mkimage_sha256": hashlib.sha256(f.read()).hexdigest(),
-                "fio_file_mb": FIO_FILE_MB_IMAGE}
+    """The image is kept between runs; rebuilt when too small or its scripts changed."""
+    h = hashlib.sha256()
+    for f in ("mkimage.py", "oci.py", "thinpool.py"):
+        with open(os.path.join(BENCH, "guest", f), "rb") as fh:
+            h.update(fh.read())
+    want = {"mkimage_sha256": h.hexdigest(), "fio_file_mib": FIO_FILE_MIB}
     stamp = IMAGE + ".json"
     try:
         with open(stamp) as f:
             have = json.load(f)
         if all(have.get(k) == v for k, v in want.items()) and have["versions"] >= versions:
-            progress("image", f"reusing {IMAGE} ({have['versions']} versions)")
+            progress("image", f"reusing build/bench/bench.img ({have['versions']} versions)")
             return None
     except (OSError, ValueError, KeyError):
         pass
@@ -102,10 +127,11 @@ def ensure_image(versions, raw):
     os.makedirs(BUILD, exist_ok=True)
     with open(IMAGE, "wb") as f:
         f.truncate(4 << 30)
-    st = vm("image-build", PATCHED, ["python3", "bench/guest/mkimage.py", str(versions),
-                                     str(FIO_FILE_MB_IMAGE)],
-            raw, 600 + 10 * versions, image=IMAGE)
+    case = Case("image-build", "image", timeout=600 + 10 * versions, mem="2G",
+                params={"versions": versions, "fio_file_mib": FIO_FILE_MIB})
+    st = vm(case, ["python3", "bench/guest/mkimage.py"], raw, image=IMAGE)
     if st["rc"] == 0:
+        shutil.copy(os.path.join(raw, "image-build.json"), IMAGE + ".info.json")
         with open(stamp, "w") as f:
             json.dump(dict(want, versions=versions), f)
     else:
@@ -119,91 +145,105 @@ def image_copy():
     return copy
 
 
-def resume(results):
-    """Load the earlier run of RESULTS: its mode, and the cases that passed."""
-    raw = os.path.join(results, "raw")
-    try:
-        with open(os.path.join(raw, "status.json")) as f:
-            earlier = json.load(f)
-        with open(os.path.join(raw, "config.json")) as f:
-            quick = json.load(f)["quick"]
-    except (OSError, ValueError, KeyError) as e:
-        sys.exit(f"bench: cannot resume {results}: {e}")
-    KEPT.update({s["case"]: s for s in earlier["cases"] if s["rc"] == 0})
-    return quick, earlier
+def make_cases(cfg, accel):
+    """Every case of the run, in the order they boot."""
+    cases = []
+    for scen, verify in DENSITY_CASES:
+        cases.append(Case(f"density-{scen}-{verify}", "density", scen, verify,
+                          n=cfg["density_n"], samples=cfg["density_samples"],
+                          launcher="crun", mem=cfg["density_mem"],
+                          timeout=600 + 40 * cfg["density_n"],
+                          params={"window_s": cfg["density_window_s"], "settle_s": 1,
+                                  "pass_s": 1.5,
+                                  "stop_fraction": 0.5, "fit_fraction": 0.05}))
+    cont = [(s, v, "patched") for s, v in cfg["container_cases"]]
+    cont += [(s, "off", "stock") for s in cfg["stock_scenarios"]]
+    for scen, verify, kernel in cont:
+        cases.append(Case(f"containers-{scen}-{verify}-{kernel}", "containers", scen, verify,
+                          None, kernel,
+                          n=cfg["container_n"], samples=cfg["container_samples"],
+                          launcher="crun", mem="6G", timeout=600 + 20 * cfg["container_n"]))
+    for verify in cfg["fio_modes"]:
+        cases.append(Case(f"fio-thin-{verify}", "fio", "thin", verify, n=cfg["fio_n"],
+                          mem="3G", timeout=1200, params={"repeats": cfg["fio_repeats"]}))
+    if cfg["tag"]:
+        cases.append(Case("tag-vs-sha256sum", "tag", timeout=600))
+    # A/B kernels, interleaved: the order rotates every boot round. Under TCG
+    # the micro-benchmark counts guest instructions (icount): wall-clock TCG
+    # timings spread more from boot to boot than the 2% asked.
+    micro_accel, round_ms = ("kvm", 300) if accel == "kvm" else ("icount", 50)
+    kernels = [("stock", "stock", "off"), ("off", "patched", "off"), ("on", "patched", "full")]
+    for r in range(cfg["micro_boots"]):
+        for label, kernel, verify in kernels[r % 3:] + kernels[:r % 3]:
+            cases.append(Case(f"micro-{label}-boot{r + 1}", "micro", "", verify, None, kernel,
+                              mem="2G", cpus=1, accel=micro_accel, timeout=900,
+                              params={"label": label, "rounds": 5,
+                                      "files": cfg["micro_files"],
+                                      "min_round_ms": round_ms}))
+    for i, case in enumerate(cases, 1):
+        case.order = i
+    return cases
+
+
+SCRIPTS = {"density": "containers.py", "containers": "containers.py", "fio": "fio.py",
+           "micro": "micro.py", "tag": "micro.py"}
 
 
 def main():
-    args = sys.argv[1:]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--resume", metavar="RESULTS_DIR")
+    ap.add_argument("--only", help="run only the cases whose name starts with this")
+    a = ap.parse_args()
     earlier = None
-    if args[:1] == ["--resume"] and len(args) == 2:
-        results = os.path.abspath(args[1])
-        quick, earlier = resume(results)
-    elif args in ([], ["--quick"]):
-        quick = args == ["--quick"]
+    if a.resume:
+        results = os.path.abspath(a.resume)
+        raw = os.path.join(results, "raw")
+        try:
+            with open(os.path.join(raw, "status.json")) as f:
+                earlier = json.load(f)
+            with open(os.path.join(raw, "config.json")) as f:
+                quick = json.load(f)["quick"]
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"bench: cannot resume {results}: {e}")
+        KEPT.update({s["case"]: s for s in earlier["cases"] if s["rc"] == 0})
+    else:
+        quick = a.quick
         with open(os.path.join(REPO, "build/kernel-patched/include/config/kernel.release")) as f:
             release = f.read().strip()
         name = (f"pcdedup-{release.rstrip('+')}-{time.strftime('%Y%m%d-%H%M')}"
                 f"{'-quick' if quick else ''}")
         results = os.path.join(BENCH, "results", name)
-    else:
-        sys.exit(__doc__)
     cfg = QUICK if quick else FULL
     raw = os.path.join(results, "raw")
     os.makedirs(raw, exist_ok=earlier is not None)
     subprocess.run(["make", "-s", "-C", BENCH], check=True)
-    statuses = []
-    accel = subprocess.run([os.path.join(REPO, "vm/kvm-probe"), PATCHED], check=True,
-                           capture_output=True, text=True).stdout.strip()
-    # Under TCG, the A/B micro-benchmark counts guest instructions (icount):
-    # wall-clock TCG timings spread more from boot to boot than the 2% asked.
-    micro_accel, micro_round_ms = ("kvm", 300) if accel == "kvm" else ("icount", 50)
-    config = dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
-                  micro_accel=micro_accel, micro_round_ms=micro_round_ms)
+    accel = subprocess.run([os.path.join(REPO, "vm/kvm-probe"), KERNELS["patched"]],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    cases = make_cases(cfg, accel)
+    if a.only:
+        cases = [c for c in cases if c.name.startswith(a.only)]
     if not earlier:
         with open(os.path.join(raw, "config.json"), "w") as f:
-            json.dump(config, f, indent=1)
-
-    st = ensure_image(cfg["max_n"], raw) or KEPT.get("image-build")
+            json.dump(dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
+                           fio_file_mib=FIO_FILE_MIB), f, indent=1)
+    statuses = []
+    st = ensure_image(cfg["versions"], raw) or KEPT.get("image-build")
     if st:
         statuses.append(st)
-    if os.path.exists(IMAGE + ".json"):
-        n, samples = str(cfg["max_n"]), ",".join(map(str, cfg["samples"]))
-        cases = [(s, d, PATCHED) for s, d in
-                 CONTAINER_CASES]
-        cases += [(s, "off", STOCK) for s in cfg["stock_scenarios"]]
-        for i, (scenario, dedup, kernel) in enumerate(cases, 1):
-            kname = "stock" if kernel == STOCK else "patched"
-            case = f"containers-{scenario}-{dedup}-{kname}"
-            progress(f"case {i}/{len(cases)}", f"{case}, N up to {n}")
-            statuses.append(vm(
-                case, kernel, ["python3", "bench/guest/containers.py", scenario, dedup, n,
-                               samples, f"{case}.json"],
-                raw, 300 + 15 * cfg["max_n"], image=image_copy(), mem=cfg["container_mem"],
-                append="pcdedup=off" if dedup == "off" and kernel == PATCHED else None))
-        for dedup in cfg["fio_modes"]:
-            case = f"fio-thin-{dedup}"
-            progress("fio", f"{case}, {cfg['fio_n']} readers x 4 x {FIO_FILE_MB_IMAGE} MB")
-            statuses.append(vm(
-                case, PATCHED, ["python3", "bench/guest/fio.py", dedup, str(cfg["fio_n"]),
-                                f"{case}.json"],
-                raw, 1200, image=image_copy(),
-                append="pcdedup=off" if dedup == "off" else None))
+    have_image = os.path.exists(IMAGE + ".json")
+    for i, case in enumerate(cases, 1):
+        needs_image = case.kind in ("density", "containers", "fio")
+        if needs_image and not have_image:
+            continue
+        progress(f"case {i}/{len(cases)}", case.name)
+        script = ["python3", f"bench/guest/{SCRIPTS[case.kind]}"]
+        if needs_image:
+            statuses.append(vm(case, script, raw, image=image_copy()))
+        else:
+            statuses.append(vm(case, script, raw, disks=["micro:1G"]))
+    if os.path.exists(os.path.join(BUILD, "case.img")):
         os.remove(os.path.join(BUILD, "case.img"))
-    progress("tag", "pcdedup tag vs sha256sum")
-    statuses.append(vm("tag-vs-sha256sum", PATCHED,
-                       ["python3", "bench/guest/micro.py", "tag", "0", "0", "0",
-                        "tag-vs-sha256sum.json"], raw, 600, disks=["micro:1G"]))
-    # A/B kernels, interleaved: the order rotates every boot round.
-    kernels = [("stock", STOCK, None), ("off", PATCHED, "pcdedup=off"), ("on", PATCHED, None)]
-    for r in range(cfg["micro_boots"]):
-        for label, kernel, append in kernels[r % 3:] + kernels[:r % 3]:
-            case = f"micro-{label}-boot{r + 1}"
-            progress("A/B", f"{case} (round {r + 1}/{cfg['micro_boots']}, {micro_accel})")
-            statuses.append(vm(
-                case, kernel, ["python3", "bench/guest/micro.py", label, "5",
-                               str(cfg["micro_files"]), str(micro_round_ms), f"{case}.json"],
-                raw, 900, disks=["micro:1G"], append=append, accel=micro_accel, cpus=1))
     with open(os.path.join(raw, "status.json"), "w") as f:
         this_run = round(time.monotonic() - t_start)
         json.dump({"cases": statuses,
@@ -211,7 +251,7 @@ def main():
                    "runs_seconds": (earlier.get("runs_seconds", [earlier["total_seconds"]])
                                     if earlier else []) + [this_run]},
                   f, indent=1)
-    progress("report", f"writing {results}/report.md")
+    progress("report", f"writing {os.path.relpath(results, REPO)}/report.md")
     rc = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), results]).returncode
     failed = [s["case"] for s in statuses if s["rc"]]
     print(f"\n{len(statuses) - len(failed)} cases passed, {len(failed)} failed"

@@ -1,10 +1,12 @@
 """Helpers shared by the in-guest benchmark scripts (standard library only)."""
-import ctypes
 import json
 import os
 import subprocess
 import sys
 import time
+
+import thinpool
+from thinpool import ORIGIN_MNT, mount, run  # noqa: F401  (re-exported)
 
 SRC = os.environ.get("PCDEDUP_SRC", "/run/pcdedup/src")
 OUT = os.environ.get("PCDEDUP_OUT", "/run/pcdedup/out")
@@ -12,21 +14,10 @@ PCDEDUP_TOOL = os.path.join(SRC, "dedup/pcdedup")
 SYSFS = "/sys/kernel/mm/pcdedup"
 VG = "bench"
 DISK = "/dev/disk/by-name/bench"
-ORIGIN_MNT = "/mnt/origin"
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def log(msg):
     print(f"[guest {time.monotonic():7.1f}s] {msg}", file=sys.stderr, flush=True)
-
-
-def run(*cmd):
-    """Run CMD quietly; its output is shown only when it fails."""
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
 
 
 def meminfo():
@@ -38,29 +29,46 @@ def meminfo():
     return out
 
 
-def pcdedup_counters():
-    """sysfs knobs and /proc/vmstat pcdedup_* lines; empty on a stock kernel."""
+def vmstat(*keys):
     out = {}
-    if os.path.isdir(SYSFS):
-        for name in sorted(os.listdir(SYSFS)):
-            with open(os.path.join(SYSFS, name)) as f:
-                val = f.read().strip()
-            out[name] = int(val) if val.lstrip("-").isdigit() else val
     with open("/proc/vmstat") as f:
         for line in f:
-            key, val = line.split()
-            if key.startswith("pcdedup_"):
-                out[key] = int(val)
+            k, v = line.split()
+            if k in keys:
+                out[k] = int(v)
     return out
 
 
-def set_pcdedup(enabled, verify=None):
-    if verify:
+def pcdedup_status():
+    """`pcdedup status --json` (the tool owns the parsing of the kernel's
+    counters); None on a kernel without pcdedup."""
+    if not os.path.isdir(SYSFS):
+        return None
+    p = subprocess.run([PCDEDUP_TOOL, "status", "--json"], capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"pcdedup status --json: exit {p.returncode}: {p.stderr.strip()}")
+    st = json.loads(p.stdout)
+    shares = st.get("shares")
+    st["n_shares"] = len(shares) if shares is not None else None
+    st.pop("shares", None)  # the listing itself is not kept: only its length
+    return st
+
+
+def set_pcdedup(case):
+    """Switch pcdedup explicitly as CASE says: on with its verify mode (and
+    min_size), or off. Nothing to do on a kernel without it."""
+    if not os.path.isdir(SYSFS):
+        if case.dedup:
+            raise RuntimeError("case wants pcdedup but the kernel has no " + SYSFS)
+        return
+    if case.dedup and case.verify != "default":
         with open(os.path.join(SYSFS, "verify"), "w") as f:
-            f.write(verify)
-    if enabled is not None:
-        with open(os.path.join(SYSFS, "enabled"), "w") as f:
-            f.write("1" if enabled else "0")
+            f.write(case.verify)
+    if case.dedup and case.min_size is not None:
+        with open(os.path.join(SYSFS, "min_size"), "w") as f:
+            f.write(str(case.min_size))
+    with open(os.path.join(SYSFS, "enabled"), "w") as f:
+        f.write("1" if case.dedup else "0")
 
 
 def disk_sectors_read(dev=DISK):
@@ -77,43 +85,42 @@ def drop_caches():
 
 
 def activate_vg():
-    run("lvm", "vgchange", "-q", "-ay", VG)
+    thinpool.activate(VG)
 
 
 def mount_origin():
     mount(f"/dev/{VG}/origin", ORIGIN_MNT, "xfs")
 
 
-def mount(source, target, fstype, options=""):
-    """mount(2) without a mount(8) process: under TCG, a hundred process
-    starts cost more than the mounts themselves."""
-    os.makedirs(target, exist_ok=True)
-    if _libc.mount(source.encode(), target.encode(), fstype.encode(), 0,
-                   options.encode()) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
-
-
 def thin_snapshots(ids):
-    """Thin snapshots snapI of the origin, for I in IDS, each mounted (nouuid)
-    at /mnt/snapI. One lvm process makes them all (lvm reads commands from
-    stdin): starting lvm once per snapshot takes seconds under TCG."""
-    cmds = "".join(f"lvcreate -q -kn -s {VG}/origin -n snap{i}\n" for i in ids)
-    p = subprocess.run(["lvm"], input=cmds, capture_output=True, text=True)
-    missing = [i for i in ids if not os.path.exists(f"/dev/{VG}/snap{i}")]
-    if p.returncode or missing:
-        raise RuntimeError(f"lvm: snapshots {missing} not made (exit {p.returncode}): "
-                           f"{p.stderr.strip()[-300:]}")
-    for i in ids:
-        mount(f"/dev/{VG}/snap{i}", f"/mnt/snap{i}", "xfs", "nouuid")
+    thinpool.snapshots(VG, ids)
 
 
-def kernel_name():
-    return os.uname().release + " " + open("/proc/cmdline").read().strip()
+def clock_step_ns(calls=20000):
+    """The smallest nonzero step of CLOCK_MONOTONIC over CALLS readings: an
+    upper bound of the clock's resolution (it includes one call's cost)."""
+    step, prev = None, time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    for _ in range(calls):
+        t = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        if t != prev and (step is None or t - prev < step):
+            step = t - prev
+        prev = t
+    return step
+
+
+def guest_info():
+    """Kernel release, clocksource and clock step; no command line (it holds
+    host paths)."""
+    cs = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+    with open(cs) as f:
+        source = f.read().strip()
+    return {"release": os.uname().release, "clocksource": source,
+            "clock_step_ns": clock_step_ns(), "cpus": os.cpu_count(),
+            "mem_total_kb": meminfo()["MemTotal"]}
 
 
 def write_json(name, data):
     path = os.path.join(OUT, name)
-    with open(path, "w") as f:
+    with open(path + ".tmp", "w") as f:
         json.dump(data, f, indent=1)
-    log(f"wrote {path}")
+    os.replace(path + ".tmp", path)

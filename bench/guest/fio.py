@@ -2,9 +2,11 @@
 """fio: N readers, each on its own thin snapshot of the same 4 data files,
 each read whole (fio's size is the files' size: a verify=full hash of a
 member costs what reading it does, not more).
-Usage: fio.py DEDUP N OUTNAME   (DEDUP: off | full | trust)
+Usage: fio.py --case CASE.json --out NAME.json  (case.verify: off | full | trust,
+case.n readers)
 For each engine (psync, mmap) and pattern (seq 128k, random 4k): a cold pass
 (after drop_caches) and a cached pass, all N jobs at once."""
+import argparse
 import json
 import os
 import subprocess
@@ -13,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as c  # noqa: E402
+from case import add_case_argument  # noqa: E402
 
 PATTERNS = (("seq", "read", "128k"), ("rand4k", "randread", "4k"))
 
@@ -34,29 +37,33 @@ def fio(n, file_mb, engine, rw, bs):
     pct = read["clat_ns"].get("percentile", {})
     return {"bw_kib_s": read["bw"], "iops": round(read["iops"], 1),
             "io_kib": read["io_kbytes"],
-            "lat_us": {p: round(pct.get(f"{p}.000000", 0) / 1000, 1)
-                       for p in ("50", "90", "99")},
-            "lat_mean_us": round(read["clat_ns"]["mean"] / 1000, 1)}
+            # raw nanoseconds; None when fio gave none. The report decides
+            # whether the guest clock can tell them (clock_step_ns).
+            "lat_ns": {p: pct.get(f"{p}.000000") for p in ("50", "90", "99")},
+            "lat_mean_ns": read["clat_ns"]["mean"]}
 
 
 def main():
-    dedup, n, outname = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    ap = argparse.ArgumentParser(description="fio readers on thin snapshots")
+    add_case_argument(ap)
+    a = ap.parse_args()
+    case, outname, n = a.case, a.out, a.case.n
+    reps_wanted = case.params.get("repeats", 3)
     c.activate_vg()
     c.thin_snapshots(range(1, n + 1))
     file_mb = os.path.getsize("/mnt/snap1/data/f1") >> 20
-    result = {"dedup": dedup, "kernel": c.kernel_name(), "n": n, "file_mb": file_mb,
+    result = {"case": case.name, "guest": c.guest_info(), "n": n, "file_mib": file_mb,
               "runs": [], "error": None}
-    if dedup != "off":
-        c.set_pcdedup(True, dedup)
+    c.set_pcdedup(case)
     try:
         for engine in ("psync", "mmap"):
             for pattern, rw, bs in PATTERNS:
                 for phase in ("cold", "cached"):
-                    # Single passes spread widely under TCG: the median of 3,
+                    # Single passes spread widely under TCG: the median of the repeats,
                     # each cold one after drop_caches (the last one's cache
                     # and disk reads are reported).
                     reps = []
-                    for _ in range(3):
+                    for _ in range(reps_wanted):
                         if phase == "cold":
                             c.drop_caches()
                             time.sleep(1)
@@ -68,10 +75,10 @@ def main():
                               "cached_kb_after": c.meminfo()["Cached"] - m0["Cached"]
                               if phase == "cold" else None,
                               "disk_read_kb": (c.disk_sectors_read() - d0) // 2,
-                              "pcdedup": c.pcdedup_counters()})
+                              "pcdedup": c.pcdedup_status()})
                     result["runs"].append(r)
-                    c.log(f"fio {dedup} {engine} {pattern} {phase}: "
-                          f"{r['bw_kib_s'] / 1024:.1f} MiB/s p99 {r['lat_us']['99']} us")
+                    c.log(f"fio {case.verify} {engine} {pattern} {phase}: "
+                          f"{r['bw_kib_s'] / 1024:.1f} MiB/s")
                     c.write_json(outname, result)
     except Exception as e:
         result["error"] = f"{type(e).__name__}: {e}"

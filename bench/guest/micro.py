@@ -3,7 +3,10 @@
 untagged files and on tagged files (two tagged copies of the same content).
 With LABEL "tag" instead: `pcdedup tag` against sha256sum on a copy of the
 python tree.
-Usage: micro.py LABEL ROUNDS FILES MIN_ROUND_MS OUTNAME"""
+Usage: micro.py --case CASE.json --out NAME.json
+  case.kind tag: pcdedup tag vs sha256sum; case.kind micro: case.params label
+  (stock | off | on), rounds, files, min_round_ms"""
+import argparse
 import json
 import os
 import subprocess
@@ -12,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as c  # noqa: E402
+from case import add_case_argument  # noqa: E402
 
 MNT = "/mnt/micro"
 FILE_SIZE = 16384
@@ -46,12 +50,19 @@ def tag_bench():
 
 
 def main():
-    label, rounds, nfiles, min_round_ms, outname = sys.argv[1:6]
-    result = {"label": label, "kernel": c.kernel_name(), "ops": [], "error": None}
+    ap = argparse.ArgumentParser(description="A/B micro-benchmark")
+    add_case_argument(ap)
+    a = ap.parse_args()
+    case, outname = a.case, a.out
+    label = "tag" if case.kind == "tag" else case.params["label"]
+    rounds, nfiles = str(case.params.get("rounds", 5)), case.params.get("files", 300)
+    min_round_ms = str(case.params.get("min_round_ms", 50))
+    result = {"case": case.name, "label": label, "guest": c.guest_info(), "ops": [],
+              "error": None}
     try:
         c.run("mkfs.xfs", "-q", "/dev/disk/by-name/micro")
         c.mount("/dev/disk/by-name/micro", MNT, "xfs")
-        if label == "tag":
+        if case.kind == "tag":
             result["tag"] = tag_bench()
             c.write_json(outname, result)
             return 0
@@ -59,6 +70,7 @@ def main():
         make_files(f"{MNT}/tagged-a", int(nfiles))
         c.run("cp", "-a", f"{MNT}/tagged-a", f"{MNT}/tagged-b")
         c.run(c.PCDEDUP_TOOL, "tag", "-q", f"{MNT}/tagged-a", f"{MNT}/tagged-b")
+        c.set_pcdedup(case)
         c.drop_caches()
         subprocess.run(f"cat {MNT}/tagged-a/* >/dev/null", shell=True, check=True)
         for files in ("untagged", "tagged-b"):
@@ -66,7 +78,7 @@ def main():
                                   min_round_ms],
                                  check=True, capture_output=True, text=True).stdout
             result["ops"] += [json.loads(line) for line in out.splitlines()]
-        result["pcdedup"] = c.pcdedup_counters()
+        result["pcdedup"] = c.pcdedup_status()
     except Exception as e:
         result["error"] = f"{type(e).__name__}: {e}"
         c.log(f"FAILED: {result['error']}")

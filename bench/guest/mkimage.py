@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Build the benchmark image on disk 'bench' (in the guest, from host files):
-an lvm2 thin pool whose XFS origin holds
-  rootfs/        a lean python3 + bash + coreutils userland (glibc), tagged
-  data/f1..f4    large random files for fio, tagged
-  versions/vI/   reflink copies of rootfs ("distinct lowers", same content)
-Usage: mkimage.py VERSIONS FIO_FILE_MB"""
+"""Build the benchmark image on disk 'bench' (in the guest, from host files).
+The container image is an OCI image built here (no registry): one layer with
+a lean python3 + bash + coreutils userland (glibc), written as an OCI image
+layout and unpacked with `umoci unpack` into the XFS origin of an lvm2 thin
+pool:
+  oci/              the OCI image layout (tag "bench")
+  image/            the bundle umoci unpacked: config.json, rootfs/ (tagged)
+  data/f1..f4       large random files for fio, tagged
+  versions/vI/      reflink copies of image/rootfs: distinct overlay lowers
+                    with the same content in other inodes
+Usage: mkimage.py --case CASE.json --out NAME.json
+  (case.params: versions, fio_file_mib)"""
+import argparse
 import glob
 import os
 import re
@@ -13,12 +20,17 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DISK, ORIGIN_MNT, PCDEDUP_TOOL, VG, log, run, write_json  # noqa: E402
+import common as c  # noqa: E402
+import oci  # noqa: E402
+from case import add_case_argument  # noqa: E402
+import thinpool  # noqa: E402
 
+TAG = "bench"
 PY_SKIP = {"test", "idlelib", "tkinter", "ensurepip", "turtledemo", "lib2to3",
            "unittest", "pydoc_data", "distutils", "site-packages", "dist-packages"}
 BINARIES = ["/usr/bin/python3.11", "/usr/bin/bash", "/usr/bin/sleep", "/usr/bin/cat",
             "/usr/bin/ls", "/usr/bin/env", "/usr/bin/true", "/usr/bin/sh"]
+LINKS = (("lib", "usr/lib"), ("lib64", "usr/lib64"), ("bin", "usr/bin"), ("sbin", "usr/sbin"))
 
 
 def userland_files():
@@ -44,67 +56,70 @@ def userland_files():
     return sorted(out)
 
 
+def members(files):
+    """(name, source, link) for the layer: directories first, then files."""
+    dirs = {"usr/lib64", "usr/sbin", "tmp", "proc", "dev", "sys", "etc"}
+    for f in files:
+        d = os.path.dirname(f)
+        while d:
+            dirs.add(d)
+            d = os.path.dirname(d)
+    out = [(d, None, None) for d in sorted(dirs)]
+    out += [(name, None, target) for name, target in LINKS]
+    out.append(("usr/lib64/ld-linux-x86-64.so.2", None,
+                "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"))
+    for f in files:
+        src = "/" + f
+        out.append((f, None, os.readlink(src)) if os.path.islink(src) else (f, src, None))
+    return out
+
+
 def main():
-    versions, fio_mb = int(sys.argv[1]), int(sys.argv[2])
+    ap = argparse.ArgumentParser(description="build the benchmark image")
+    add_case_argument(ap)
+    a = ap.parse_args()
+    versions, fio_mib = a.case.params["versions"], a.case.params["fio_file_mib"]
     t0 = time.monotonic()
-    dev = os.path.realpath(DISK)
-    run("lvm", "pvcreate", "-q", dev)
-    run("lvm", "vgcreate", "-q", VG, dev)
-    run("lvm", "lvcreate", "-q", "-L", "3G", "-T", f"{VG}/pool")
-    subprocess.run(["lvm", "lvcreate", "-q", "-V", "2G", "-T", f"{VG}/pool", "-n", "origin"],
-                   check=True, capture_output=True)
-    run("mkfs.xfs", "-q", "-m", "reflink=1", f"/dev/{VG}/origin")
-    os.makedirs(ORIGIN_MNT, exist_ok=True)
-    run("mount", f"/dev/{VG}/origin", ORIGIN_MNT)
-    rootfs = os.path.join(ORIGIN_MNT, "rootfs")
-    os.makedirs(rootfs)
-    for link, target in (("lib", "usr/lib"), ("lib64", "usr/lib64"), ("bin", "usr/bin"),
-                         ("sbin", "usr/sbin")):
-        os.symlink(target, os.path.join(rootfs, link))
-    for d in ("usr/lib64", "usr/sbin", "tmp", "proc", "dev", "etc"):
-        os.makedirs(os.path.join(rootfs, d), exist_ok=True)
-    os.symlink("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
-               os.path.join(rootfs, "usr/lib64/ld-linux-x86-64.so.2"))
+    thinpool.setup(c.DISK, c.VG)
     files = userland_files()
-    log(f"copying {len(files)} files into rootfs")
-    tar = subprocess.Popen(["tar", "-C", "/", "--no-recursion", "-cf", "-", "-T", "-"],
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    untar = subprocess.Popen(["tar", "-C", rootfs, "-xf", "-"], stdin=tar.stdout)
-    tar.stdin.write("\n".join(files).encode())
-    tar.stdin.close()
-    if tar.wait() or untar.wait():
-        sys.exit("copy failed")
-    data = os.path.join(ORIGIN_MNT, "data")
+    layout = os.path.join(c.ORIGIN_MNT, "oci")
+    c.log(f"OCI image: {len(files)} files")
+    info = oci.build_layout(layout, TAG, members(files), ["/usr/bin/python3"])
+    image = os.path.join(c.ORIGIN_MNT, "image")
+    c.run("umoci", "unpack", "--image", f"{layout}:{TAG}", image)
+    rootfs = os.path.join(image, "rootfs")
+    data = os.path.join(c.ORIGIN_MNT, "data")
     os.makedirs(data)
     for i in range(1, 5):
-        run("dd", "if=/dev/urandom", f"of={data}/f{i}", "bs=1M", f"count={fio_mb}",
-            "status=none")
-    log("tagging")
+        c.run("dd", "if=/dev/urandom", f"of={data}/f{i}", "bs=1M", f"count={fio_mib}",
+              "status=none")
+    c.log("tagging")
     # Every file gets a key; the kernel's min_size decides which ones share.
-    run(PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", rootfs, data)
-    os.makedirs(os.path.join(ORIGIN_MNT, "versions"))
+    c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", rootfs, data)
+    os.makedirs(os.path.join(c.ORIGIN_MNT, "versions"))
     # cp -a cannot carry the keys: the kernel refuses to set trusted.pcdedup
     # on a file open for write, as cp's copy is while it copies attributes.
     # Set them again once each copy is closed, from one dump of the rootfs.
     keys = "/tmp/pcdedup-keys.dump"
     with open(keys, "w") as f:
-        subprocess.run(["getfattr", "-R", "-P", "-d", "-m", "^trusted\\.pcdedup$", "-e",
+        subprocess.run(["getfattr", "-R", "-P", "-h", "-d", "-m", r"^trusted\.pcdedup$", "-e",
                         "hex", "."], cwd=rootfs, stdout=f, check=True)
     for v in range(1, versions + 1):
-        copy = os.path.join(ORIGIN_MNT, f"versions/v{v}")
-        run("cp", "-a", "--reflink=always", rootfs, copy)
+        copy = os.path.join(c.ORIGIN_MNT, f"versions/v{v}")
+        c.run("cp", "-a", "--reflink=always", rootfs, copy)
         subprocess.run(["setfattr", f"--restore={keys}"], cwd=copy, check=True)
         if v % 10 == 0:
-            log(f"version {v}/{versions}")
+            c.log(f"version {v}/{versions}")
     du = subprocess.run(["du", "-sk", rootfs], capture_output=True, text=True).stdout
     key = subprocess.run(["getfattr", "-n", "trusted.pcdedup", "-e", "hex",
-                          os.path.join(ORIGIN_MNT, "versions/v1/usr/bin/python3.11")],
+                          os.path.join(c.ORIGIN_MNT, "versions/v1/usr/bin/python3.11")],
                          capture_output=True, text=True).stdout
-    run("umount", ORIGIN_MNT)
-    write_json("image.json", {"files": len(files), "rootfs_kb": int(du.split()[0]),
-                              "versions": versions, "fio_file_mb": fio_mb,
-                              "version_copies_keep_key": "trusted.pcdedup=0x" in key,
-                              "build_seconds": round(time.monotonic() - t0, 1)})
+    thinpool.umount(c.ORIGIN_MNT)
+    c.write_json(a.out, {"files": len(files), "rootfs_kb": int(du.split()[0]),
+                         "layer_bytes": info["layer_bytes"], "manifest": info["manifest"],
+                         "versions": versions, "fio_file_mib": fio_mib,
+                         "version_copies_keep_key": "trusted.pcdedup=0x" in key,
+                         "build_seconds": round(time.monotonic() - t0, 1)})
 
 
 if __name__ == "__main__":
