@@ -19,6 +19,8 @@ for s in "${sizes[@]}"; do mkfile "$o/f/r$s" "$s"; done
 cp /usr/bin/python3.11 $o/f/py
 mkfile $o/f/forged 4097
 mkfile $o/f/small 100
+mkfile $o/f/big $((16 << 20))
+mkfile $o/f/big2 $((16 << 20))
 "$pcdedup" tag -q --min-size 0 $o/f
 # Right format, wrong content: the key of another file of the same size.
 setfattr -n trusted.pcdedup -v "0x$(key_hex $o/f/r4097)" $o/f/forged
@@ -58,6 +60,28 @@ fd = os.open(sys.argv[1], os.O_RDONLY)
 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)' /mnt/snap3/f/r5242880
 # WILLNEED reads one readahead window (128 KiB) at most, as on any file.
 check share-fadvise-willneed-fills test "$(share_field /mnt/snap1/f/r5242880 5)" -ge 32
+
+# --- a granule is read and hashed once, however many readers race ----
+# 16 MiB is past what a level-0 key holds on XFS: its key keeps tree level
+# 1, 32 granules of 512 KiB. Three mmap readers fault through two such
+# files at once: 64 granules.
+expect_eq big-key-tree-level-1 01 "$(key_hex $o/f/big | cut -c9-10)"
+drop_caches
+verified0=$(vmstat fill_verified)
+sectors0=$(awk '{print $3}' "/sys/block/$(basename "$(realpath /dev/disk/by-name/thin)")/stat")
+# One fio, three jobs started together, each through both files in turn;
+# no madvise: faults read around, backwards too, as for a binary.
+jobs=()
+for i in 1 2 3; do jobs+=(--name=r$i --filename=/mnt/snap$i/f/big:/mnt/snap$i/f/big2); done
+fio --readonly --invalidate=0 --fadvise_hint=0 --ioengine=mmap --rw=read \
+	--bs=128k --filesize=16m --size=32m --file_service_type=sequential \
+	--eta=never --output=/dev/null "${jobs[@]}"
+check big-racing-granules-hashed-once test $(($(vmstat fill_verified) - verified0)) -le 68
+sectors=$(($(awk '{print $3}' "/sys/block/$(basename "$(realpath /dev/disk/by-name/thin)")/stat") - sectors0))
+# 65536 sectors are the files once; metadata and a stray granule fit in 1.25x.
+check big-racing-disk-read-once test "$sectors" -le 81920
+expect_eq big-racing-share-complete 4096 "$(share_field /mnt/snap1/f/big 5)"
+check big-racing-bytes-true cmp <(dd if=/mnt/snap1/f/big iflag=direct bs=1M status=none) /mnt/snap2/f/big
 
 # --- a file read before it was tagged shares once it is -------------
 mkfile /mnt/snap1/f/late 65536
