@@ -72,7 +72,7 @@ sectors0=$(awk '{print $3}' "/sys/block/$(basename "$(realpath /dev/disk/by-name
 # One fio, three jobs started together, each through both files in turn;
 # no madvise: faults read around, backwards too, as for a binary.
 jobs=()
-for i in 1 2 3; do jobs+=(--name=r$i --filename=/mnt/snap$i/f/big:/mnt/snap$i/f/big2); done
+for i in 1 2 3; do jobs+=("--name=r$i" "--filename=/mnt/snap$i/f/big:/mnt/snap$i/f/big2"); done
 fio --readonly --invalidate=0 --fadvise_hint=0 --ioengine=mmap --rw=read \
 	--bs=128k --filesize=16m --size=32m --file_service_type=sequential \
 	--eta=never --output=/dev/null "${jobs[@]}"
