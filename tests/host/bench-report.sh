@@ -57,9 +57,15 @@ save(Case("fio-thin-off", "fio", "thin", "off", n=4),
       "runs": [run("cold", 100000), run("cached", 900000)]})
 fine = run("cold", 90000)
 fine["lat_ns"] = {"50": 250000, "90": 300000, "99": 1500}
+fine["io_kib"] = 90000  # 1 s at 90000 KiB/s
 save(Case("fio-thin-trust", "fio", "thin", "trust", n=4),
      {"case": "fio-thin-trust", "guest": guest, "n": 4, "file_mib": 16, "error": None,
       "runs": [fine]})
+# verify=full: the same 90000 KiB in 2 s, 1 s more than trust for 4 x 16 MiB
+hashed = dict(run("cold", 45000), io_kib=90000)
+save(Case("fio-thin-full", "fio", "thin", "full", n=4),
+     {"case": "fio-thin-full", "guest": coarse, "n": 4, "file_mib": 16, "error": None,
+      "runs": [hashed]})
 # A/B micro: open_close +1.0% (met), stat +3.0% (missed), read not measured.
 for label, kernel, verify, oc, st in (("stock", "stock", "off", 1000, 500),
                                       ("on", "patched", "full", 1010, 515)):
@@ -174,6 +180,9 @@ expect_eq report-target-from-density "1.00x (density-thin-default, N=6)|**met** 
 fio_row() { grep -m1 "^| $1 | psync | seq | cold |" "$md" | cut -d'|' -f9,10 | tr -d ' '; }
 expect_eq report-fio-coarse-clock-na "n/a|n/a" "$(fio_row off)"
 expect_eq report-fio-fine-clock "250.0|n/a" "$(fio_row trust)"
+# The hashing cost of verify=full, from full - trust: 64 MiB in 1 s.
+expect_eq report-hashing-rate "1.00|2.00|1.00|64.0" \
+	"$(grep -m1 '^| psync seq |' "$md" | cut -d'|' -f3-6 | tr -d ' ')"
 check report-no-zero-latency bash -c "! grep -E '^\| (off|trust) \|' '$md' | cut -d'|' -f9,10 | grep -qE '(^|\|) *0(\.0)? *(\||$)'"
 check report-no-negative-zero bash -c "! grep -qE '(^|[ |])-0(\.0+)?( |$)' '$md'"
 check report-no-machine-paths bash -c "! grep -qE '$repo|/work/|/home/|/tmp/|init=' '$md'"
