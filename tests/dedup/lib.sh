@@ -28,27 +28,10 @@ share_field() { # FILE FIELD(2=size 3=members 4=openers 5=cached_pages)
 # Random file of SIZE bytes.
 mkfile() { head -c "$2" /dev/urandom >"$1"; }
 
+# The thin pool has one owner, shared with the bench: bench/guest/thinpool.py.
+thinpool=$(dirname "${BASH_SOURCE[0]}")/../../bench/guest/thinpool.py
 # An lvm2 thin pool on disk NAME with an XFS origin volume mounted at
 # /mnt/origin; snapshots with thin_snapshots.
-thin_setup() { # DISK VG
-	local dev
-	dev=$(realpath "/dev/disk/by-name/$1")
-	lvm pvcreate -q "$dev" >/dev/null
-	lvm vgcreate -q "$2" "$dev" >/dev/null
-	lvm lvcreate -q -L 3G -T "$2/pool" >/dev/null
-	lvm lvcreate -q -V 2G -T "$2/pool" -n origin >/dev/null 2>&1
-	mkfs.xfs -q "/dev/$2/origin"
-	mkdir -p /mnt/origin
-	mount "/dev/$2/origin" /mnt/origin
-}
-
-thin_snapshots() { # VG N: snapshots snap1..snapN mounted at /mnt/snapI
-	local i
-	umount /mnt/origin
-	for i in $(seq "$2"); do
-		lvm lvcreate -q -kn -s "$1/origin" -n "snap$i" >/dev/null 2>&1
-		mkdir -p "/mnt/snap$i"
-		mount -o nouuid "/dev/$1/snap$i" "/mnt/snap$i"
-	done
-	mount "/dev/$1/origin" /mnt/origin
-}
+thin_setup() { python3 "$thinpool" setup "$1" "$2"; } # DISK VG
+# VG N: snapshots snap1..snapN mounted at /mnt/snapI
+thin_snapshots() { python3 "$thinpool" snapshots "$1" "$2"; }

@@ -76,7 +76,9 @@ for i in 1 2 3; do jobs+=("--name=r$i" "--filename=/mnt/snap$i/f/big:/mnt/snap$i
 fio --readonly --invalidate=0 --fadvise_hint=0 --ioengine=mmap --rw=read \
 	--bs=128k --filesize=16m --size=32m --file_service_type=sequential \
 	--eta=never --output=/dev/null "${jobs[@]}"
-check big-racing-granules-hashed-once test $(($(vmstat fill_verified) - verified0)) -le 68
+# Two fills that lock pages of one granule at the same moment each hash it:
+# a few granules, not a multiple (keeping only locked pages hashed 2.7x).
+check big-racing-granules-hashed-once test $(($(vmstat fill_verified) - verified0)) -le 80
 sectors=$(($(awk '{print $3}' "/sys/block/$(basename "$(realpath /dev/disk/by-name/thin)")/stat") - sectors0))
 # 65536 sectors are the files once; metadata and a stray granule fit in 1.25x.
 check big-racing-disk-read-once test "$sectors" -le 81920
