@@ -195,3 +195,20 @@ else
 	skip report-plots "no gnuplot"
 fi
 check report-no-dat-files bash -c "! ls '$res' | grep -q '\.dat$'"
+
+# What a start reads outside the shares: 20 MiB read, 4 MiB of it filled
+# into shares (1024 pages), over 2 containers: 8 MiB each.
+start_note() {
+	python3 - "$repo/bench" <<'EOF_PY'
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
+import report
+from case import Case
+c = Case("containers-thin-full-patched", "containers", "thin", "full", None, "patched", n=2)
+d = {"start_s": [1.0, 3.0], "samples": [{"n": 2, "disk_read_kb": 20480,
+     "pcdedup": {"vmstat": {"pcdedup_fill": 1024}}}]}
+rows = [l for l in report.start_notes({c.name: (c, d)}) if l.startswith("| containers")]
+print(rows[0].replace(" ", "") if rows else "none")
+EOF_PY
+}
+expect_eq report-start-reads-outside-shares "|containers-thin-full-patched|2|2.00|20.0|4.0|8.00|" "$(start_note)"
