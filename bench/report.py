@@ -297,7 +297,8 @@ def fio_section(results, fio, md):
            f"{n} readers, each on its own thin snapshot, each reading 4 files of "
            f"{fmib} MiB whole; `--readonly --invalidate=0 --fadvise_hint=0`; figures "
            "aggregate all jobs. `cold` runs right after drop_caches (with verify=full "
-           "every member is hashed again at its first open), `cached` right after it. "
+           "every block is hashed as a fill brings it into a share, nothing at open), "
+           "`cached` right after it. "
            "Each figure is the median of the case's repeats. Latency percentiles are "
            f"`n/a` when they span fewer than {MIN_CLOCK_STEPS} steps of the guest's "
            "clock (the step is measured in the guest: smallest nonzero difference of "
@@ -554,7 +555,7 @@ def hashing_notes(fio):
             "imply: under TCG it is what one emulated CPU hashes, the ceiling of every "
             "verified cold read here.", ""] + table(
         [("cold run", None), ("trust s", 2), ("full s", 2), ("full - trust s", 2),
-         ("implied hashing MiB/s", 1)], rows) + [""]
+         ("implied hashing MiB/s", 1)], rows)
 
 
 def start_notes(cont):
