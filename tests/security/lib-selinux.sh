@@ -8,10 +8,13 @@
 # through /proc/self/attr/exec (tests/security/seh.c does both).  Each case
 # asserts the outcome and the AVC records that the kernel logs for it.
 #
-# The kernel runs in one of three modes:
-#   on     the series' caller checks are active (CONFIG_SECURITY_SELINUX_OVERLAY_CALLER)
-#   off    the series is there, switched off with selinux_overlay_caller=0
-#   stock  the kernel lacks the series
+# The series' checks are turned on by the policy capability
+# overlayfs_lower_checks.  Debian's checkpolicy 3.4 does not know its name, so
+# the suite sets its bit in the compiled policy (seh polcap).  The kernel runs
+# in one of three modes, read back from selinuxfs after the policy load:
+#   on     the series is there and the policy declares the capability
+#   off    the series is there, the policy does not declare the capability
+#   stock  the kernel lacks the series (it does not know the capability)
 # A case of the series' new behaviour passes in "on"; on a stock kernel it is
 # an expected failure (XFAIL) when the stock behaviour shows, and a FAIL when
 # it passes; in "off" the stock behaviour must return (case switch-off-NAME).
@@ -24,6 +27,7 @@ ctx_prefix=user_u:base_r
 obj_prefix=user_u:object_r
 A=$w/a
 B=$w/b
+C=$w/c
 
 die() {
 	fail "${1:-setup}" "${2:-}"
@@ -47,31 +51,39 @@ kernel_build() {
 	return 1
 }
 
-# Which mode the running kernel is in (see above).
+# The policy capability of the series, and its bit: the index of its name in
+# the running kernel's policycap_names.h (nothing on a stock kernel).
+polcap=overlayfs_lower_checks
+polcap_bit() {
+	awk -v name="\"$polcap\"," '
+		/selinux_policycap_names\[/ { on = 1; next }
+		on && /^};/ { exit }
+		on && $1 == name { print n; exit }
+		on && /^[ \t]*"/ { n++ }' "$1/security/selinux/include/policycap_names.h"
+}
+
+# Which mode the running kernel is in (see above), once the policy is loaded.
 kernel_mode() {
-	local opt
-	opt=$(zcat /proc/config.gz | grep -E '^(# )?CONFIG_SECURITY_SELINUX_OVERLAY_CALLER[= ]' || true)
-	if [ -z "$opt" ]; then
+	local f=/sys/fs/selinux/policy_capabilities/$polcap
+	if [ ! -e "$f" ]; then
 		echo stock
-	elif grep -qE '(^| )selinux_overlay_caller=(0|n|N|off)( |$)' /proc/cmdline; then
-		echo off
-	elif grep -qE '(^| )selinux_overlay_caller=(1|y|Y|on)( |$)' /proc/cmdline ||
-		[ "$opt" = CONFIG_SECURITY_SELINUX_OVERLAY_CALLER=y ]; then
+	elif [ "$(cat "$f")" = 1 ]; then
 		echo on
 	else
 		echo off
 	fi
 }
 
-# Compile the helpers and mdp against the running kernel's tree, build the
-# policy, load it and switch to enforcing.
+# setup_policy with-cap|without-cap: compile the helpers and mdp against the
+# running kernel's tree, build the policy (with or without the capability of
+# the series), load it and switch to enforcing.
 setup_policy() {
-	local kb src classes c cap i
+	local kb src classes c cap i bit
 	kb=$(kernel_build) || die setup "no build directory for kernel $(uname -v)"
 	src=$(readlink -f "$kb/source" 2>/dev/null || true)
 	[ -f "$src/scripts/selinux/mdp/mdp.c" ] || src=$kb
 	mkdir -p "$w"
-	gcc -O2 -Wall -o "$seh" "$here/seh.c" || die setup "cannot compile seh.c"
+	gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$seh" "$here/seh.c" || die setup "cannot compile seh.c"
 	gcc -O2 -I"$src/include/uapi" -I"$src/include" \
 		-I"$src/security/selinux/include" -I"$kb/include" \
 		-o "$w/mdp" "$src/scripts/selinux/mdp/mdp.c" || die setup "cannot compile mdp"
@@ -86,7 +98,7 @@ setup_policy() {
 			[ "$c" = security ] || echo "allow test_domain { base_t self }:$c *;"
 		done
 		sed -n '/^user user_u roles/,$p' "$w/policy.mdp"
-	} >"$w/policy.conf"
+	} | grep -vx "policycap $polcap;" >"$w/policy.conf"
 
 	# checkpolicy may not know every capability this kernel has: drop those
 	for i in 1 2 3 4 5 6 7 8; do
@@ -100,6 +112,13 @@ setup_policy() {
 		[ "$i" != 8 ] || die setup "checkpolicy: too many unknown capabilities"
 	done
 
+	# the capability of the series, which checkpolicy cannot name (see the
+	# cover letter), left out above: set its bit in the binary policy
+	bit=$(polcap_bit "$src")
+	if [ "$1" = with-cap ] && [ -n "$bit" ]; then
+		"$seh" polcap "$w/policy.33" "$bit" >/dev/null || die setup "cannot set policy capability $polcap"
+	fi
+
 	[ -e /sys/fs/selinux/load ] || die setup "selinuxfs is not mounted"
 	cat "$w/policy.33" >/sys/fs/selinux/load || die setup "policy load failed"
 	trap 'cleanup' EXIT
@@ -111,7 +130,8 @@ setup_policy() {
 
 cleanup() {
 	echo 0 >/sys/fs/selinux/enforce 2>/dev/null || true
-	umount "$A/merged" "$B/merged" 2>/dev/null || true
+	umount "$A/merged" "$B/merged" "$C/merged" 2>/dev/null || true
+	umount "$C/lower" 2>/dev/null || true
 }
 
 # run_as DOMAIN SEH-OPERATION...: run seh in DOMAIN, print its result line
@@ -160,6 +180,16 @@ setup_overlays() {
 	# shellcheck disable=SC2059
 	expect_eq overlay-mount-by-mounter_t ok \
 		"$(run_as mounter_t mount overlay "$B/merged" overlay "$(printf "$opts" "$B" "$B" "$B")")"
+
+	# C: the lower layer is a file system of its own, mounted read-write
+	mkdir -p "$C/lower" "$C/upper" "$C/work" "$C/merged"
+	mount -t tmpfs -o rw,size=16m seltest-lower "$C/lower"
+	echo secret >"$C/lower/secret"
+	label "$C/lower/secret" secret_t
+	label "$C/lower" lower_t
+	# shellcheck disable=SC2059
+	expect_eq overlay-mount-rw-lower ok \
+		"$("$seh" mount overlay "$C/merged" overlay "$(printf "$opts" "$C" "$C" "$C")")"
 }
 
 # AVC capture: avc_begin writes a mark to the kernel log; avc_end provokes a
@@ -321,7 +351,7 @@ case_copy_up_needs_read() {
 	avc_end
 	left=$({ find "$A/upper" -name 'secret-cu*'; find "$A/work/work" -mindepth 1; } | tr '\n' ' ')
 	if [ "$out" = "EACCES open" ] && [ -z "$left" ] &&
-		has_avc "read open" test_b_t secret_t " ino=$ino "; then
+		has_avc read test_b_t secret_t " ino=$ino "; then
 		new=1
 	fi
 	if [ "$out" = ok ] && [ -f "$up" ] && no_avc; then
@@ -394,13 +424,196 @@ case_upper_overlay_only() {
 		"copied-up file (lower label lower_t): mmap r-x '$out1', mprotect '$out2', AVCs: $(avc_summary)"
 }
 
-# run_suite WANTED-MODE: the whole suite; WANTED-MODE is the mode the suite
-# means to test (on or stock for selinux.sh, off for selinux-off.sh)
+# New: the task that uses an fd is checked against the lower label, whoever
+# opened it.  The suite (base_t, which may read everything) opens a secret_t
+# lower file and passes the fd over SCM_RIGHTS (seh fdpass) or across an exec
+# into another domain (seh fdexec); test_a_t may read secret_t, test_b_t may
+# not (unless b_reads_secret).  The receiver reads the fd, then maps it.
+
+# fd_case NAME DENIED-OUT SEH-OP: the fd goes to test_b_t and must not be
+# usable, with an AVC of test_b_t against the lower file; then the same to
+# test_a_t, which uses it.
+fd_case() {
+	local name=$1 denied=$2 op=$3 out ino ok=0 new=0 old=0
+	ino=$(stat -c %i "$A/lower/secret")
+	avc_begin
+	out=$("$seh" "$op" "$A/merged/secret" "$ctx_prefix:test_b_t" use || true)
+	avc_end
+	if [ "$out" = "$denied" ] && has_avc read test_b_t secret_t " ino=$ino " &&
+		! grep -q "tcontext=$obj_prefix:ovl_t " <<<"$avcs"; then
+		new=1
+	fi
+	if [ "$out" = "ok:secret, ok" ] && no_avc; then old=1; fi
+	report_new "$name-lower-denied" "$new" "$old" \
+		"base_t's fd of a secret_t lower file, used by test_b_t: '$out', AVCs: $(avc_summary)"
+
+	avc_begin
+	out=$("$seh" "$op" "$A/merged/secret" "$ctx_prefix:test_a_t" use || true)
+	avc_end
+	if [ "$out" = "ok:secret, ok" ] && no_avc; then ok=1; fi
+	report "$name-lower-allowed" "$ok" \
+		"base_t's fd of a secret_t lower file, used by test_a_t: '$out', AVCs: $(avc_summary)"
+}
+
+case_fd_passing() {
+	# SCM_RIGHTS: selinux_file_receive() refuses the fd
+	fd_case fdpass "ENOFD recvmsg" fdpass
+	# exec: flush_unauthorized_files() replaces the fd by the null device
+	fd_case exec-fd "replaced fd" fdexec
+}
+
+# New: read() and mmap() of a received fd check the receiver, not the opener
+# (base_t).  test_b_t receives the fd while b_reads_secret is on, which is
+# turned off before it reads and maps it.
+case_fd_revoked() {
+	local out ino pid i state new=0 old=0
+	ino=$(stat -c %i "$A/lower/secret")
+	setbool b_reads_secret 1
+	avc_begin
+	"$seh" fdpass "$A/merged/secret" "$ctx_prefix:test_b_t" hold >"$w/hold.out" &
+	pid=$!
+	for i in $(seq 1 100); do
+		state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null || echo gone)
+		case $state in T | gone) break ;; esac
+		sleep 0.1
+	done
+	setbool b_reads_secret 0
+	kill -CONT "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	avc_end
+	out=$(cat "$w/hold.out")
+	if [ "$out" = "EACCES read, EACCES mmap" ] && has_avc read test_b_t secret_t " ino=$ino " &&
+		has_avc map test_b_t secret_t " ino=$ino "; then
+		new=1
+	fi
+	if [ "$out" = "ok:secret, ok" ] && no_avc; then old=1; fi
+	report_new fdpass-read-mmap-revoked "$new" "$old" \
+		"test_b_t read and mmap of base_t's fd after its permission on secret_t was revoked: '$out', AVCs: $(avc_summary)"
+}
+
+# New: lock (flock, fcntl) and ioctl check the lower label too.  test_b_t may
+# lock and ioctl ovl_t but not lower_t.
+case_lock_ioctl() {
+	local op out ino perm call new old
+	ino=$(stat -c %i "$A/lower/readme")
+	for op in lock fcntl-lock ioctl; do
+		case $op in
+		lock) perm=lock call=flock ;;
+		fcntl-lock) perm=lock call=fcntl ;;
+		ioctl) perm=ioctl call=ioctl ;;
+		esac
+		new=0 old=0
+		avc_begin
+		out=$(run_as test_b_t "$op" "$A/merged/readme")
+		avc_end
+		if [ "$out" = "EACCES $call" ] && has_avc "$perm" test_b_t lower_t " ino=$ino "; then new=1; fi
+		# stock: allowed (the ioctl may still be one tmpfs does not know)
+		if [ "${out%% *}" != EACCES ] && no_avc; then old=1; fi
+		report_new "lower-label-denies-$op" "$new" "$old" \
+			"test_b_t $op of a lower_t file: '$out', AVCs: $(avc_summary)"
+	done
+}
+
+# New: a lower file is recognised as such because overlayfs says so, whatever
+# the mount flags of its layer: C's lower layer is a read-write tmpfs mount.
+case_rw_lower() {
+	local out ino rw new=0 old=0
+	ino=$(stat -c %i "$C/lower/secret")
+	rw=$(awk -v m="$C/lower" '$2 == m { print $4 }' /proc/mounts | cut -d, -f1)
+	avc_begin
+	out=$(run_as test_b_t cat "$C/merged/secret")
+	avc_end
+	if [ "$rw" = rw ] && [ "$out" = "EACCES open" ] &&
+		has_avc "read open" test_b_t secret_t " ino=$ino "; then
+		new=1
+	fi
+	if [ "$rw" = rw ] && [ "$out" = ok:secret ] && no_avc; then old=1; fi
+	report_new lower-rw-mount-recognised "$new" "$old" \
+		"test_b_t read of a secret_t file on a lower layer mounted '$rw': '$out', AVCs: $(avc_summary)"
+}
+
+# tmpfs memory in use, in kB, without forking
+shmem_kb() {
+	local k v _
+	while read -r k v _; do
+		if [ "$k" = Shmem: ]; then
+			echo "$v"
+			return
+		fi
+	done </proc/meminfo
+}
+
+# wait_stopped PID: until PID is stopped (or gone)
+wait_stopped() {
+	local i state
+	for i in $(seq 1 100); do
+		state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null || echo gone)
+		case $state in T | gone) return ;; esac
+		sleep 0.1
+	done
+}
+
+# A copy-up that another task has finished is no copy-up: test_b_t, which may
+# not read the secret_t lower file, opens it for writing while test_a_t's
+# copy-up of it is under way, waits for it, and writes to the upper file.
+# The copy-up check must not refuse it (it did when it ran before the
+# copy-up lock was taken).  Same outcome on every kernel.
+case_copy_up_race() {
+	local n f apid bpid shm0 i out="" overlap="" ok=0 tries=""
+	rm -f "$w/tick"
+	mkfifo "$w/tick"
+	# a fresh file for each try: overlayfs has seen the last one copied up
+	for n in 1 2 3; do
+		f=big$n
+		head -c 128M /dev/zero >"$A/lower/$f"
+		label "$A/lower/$f" secret_t
+		# test_b_t waits, stopped, in front of its open
+		"$seh" exec "$ctx_prefix:test_b_t" "$seh" hold-append "$A/merged/$f" b >"$w/race-b.out" &
+		bpid=$!
+		wait_stopped "$bpid"
+		shm0=$(shmem_kb)
+		avc_begin
+		# test_a_t at the lowest priority, so that the copy-up lasts
+		# and this shell sees it start even on one CPU
+		nice -n 19 "$seh" exec "$ctx_prefix:test_a_t" "$seh" append "$A/merged/$f" a >"$w/race-a.out" &
+		apid=$!
+		# the copy-up is under way once the upper copy takes memory;
+		# poll every 10 ms (read times out on a FIFO without a writer)
+		for i in $(seq 1 3000); do
+			[ $(($(shmem_kb) - shm0)) -lt 2048 ] || break
+			kill -0 "$apid" 2>/dev/null || break
+			read -rt 0.01 _ <>"$w/tick" || true
+		done
+		if kill -0 "$apid" 2>/dev/null && [ ! -e "$A/upper/$f" ]; then
+			overlap=yes
+		fi
+		tries+="[polls $i, +$(($(shmem_kb) - shm0)) kB, test_a_t $(kill -0 "$apid" 2>/dev/null && echo running || echo finished)] "
+		kill -CONT "$bpid" 2>/dev/null || true
+		wait "$bpid" || true
+		wait "$apid" || true
+		avc_end
+		out=$(cat "$w/race-b.out")
+		[ -z "$overlap" ] || break
+	done
+	if [ -z "$overlap" ]; then
+		skip copyup-after-racing-copyup "could not start during a copy-up in 3 tries: $tries"
+		return
+	fi
+	if [ "$out" = ok ] && [ "$(cat "$w/race-a.out")" = ok ] && [ -f "$A/upper/$f" ] && no_avc; then
+		ok=1
+	fi
+	report copyup-after-racing-copyup "$ok" \
+		"test_b_t append during test_a_t's copy-up of a secret_t file: '$out' (test_a_t: '$(cat "$w/race-a.out")'), AVCs: $(avc_summary)"
+}
+
+# run_selinux_suite WANTED-MODE: the whole suite; WANTED-MODE is the mode the
+# suite means to test (on or stock for selinux.sh, with the capability in the
+# policy; off for selinux-off.sh, without it)
 run_selinux_suite() {
+	if [ "$1" = off ]; then setup_policy without-cap; else setup_policy with-cap; fi
 	mode=$(kernel_mode)
 	expect_eq kernel-mode "$1" "$mode"
 	[ "$mode" = "$1" ] || exit 1
-	setup_policy
 	setup_overlays
 	case_copy_up_relabel
 	case_overlay_denies
@@ -410,4 +623,9 @@ run_selinux_suite() {
 	case_mounter_check
 	case_mmap_mprotect
 	case_upper_overlay_only
+	case_fd_passing
+	case_fd_revoked
+	case_lock_ioctl
+	case_rw_lower
+	case_copy_up_race
 }

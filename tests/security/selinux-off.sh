@@ -1,10 +1,10 @@
 #!/bin/bash
-# vm: --mem 1G --append selinux_overlay_caller=0
+# vm: --mem 1G
 # timeout: 300
 # kernels: patched
-# The series' kernel booted with selinux_overlay_caller=0: the stock,
-# mounter-only behaviour returns (cases switch-off-*), the rest is unchanged.
-# See lib-selinux.sh.
+# The series' kernel with a policy that does not declare the
+# overlayfs_lower_checks capability: the stock, mounter-only behaviour
+# (cases switch-off-*), the rest is unchanged.  See lib-selinux.sh.
 set -euo pipefail
 . "$(dirname "$0")/lib-selinux.sh"
 
