@@ -314,14 +314,15 @@ case_lower_denies_open() {
 		"test_b_t read of a secret_t lower file: '$out', AVCs: $(avc_summary)"
 }
 
-# New (seed 7/7, item 8): a read is revalidated against the lower label too.
-# The open is allowed by a boolean, which is turned off before the read.
-case_lower_denies_read() {
-	local out ino pid i state new=0 old=0
-	ino=$(stat -c %i "$A/lower/secret")
+# Run CMD... with b_reads_secret on until it stops itself (SIGSTOP after
+# its open), turn the boolean off, let it go on; its output is left in
+# $w/hold.out.  The AVCs of the whole run are collected (avc_begin/avc_end),
+# so this runs in the suite's shell, not in a $(...) subshell.
+revoked_midway() {
+	local pid i state
 	setbool b_reads_secret 1
 	avc_begin
-	"$seh" exec "$ctx_prefix:test_b_t" "$seh" hold-read "$A/merged/secret" >"$w/hold.out" &
+	"$@" >"$w/hold.out" &
 	pid=$!
 	for i in $(seq 1 100); do
 		state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null || echo gone)
@@ -332,6 +333,14 @@ case_lower_denies_read() {
 	kill -CONT "$pid" 2>/dev/null || true
 	wait "$pid" || true
 	avc_end
+}
+
+# New (seed 7/7, item 8): a read is revalidated against the lower label too.
+# The open is allowed by a boolean, which is turned off before the read.
+case_lower_denies_read() {
+	local out ino new=0 old=0
+	ino=$(stat -c %i "$A/lower/secret")
+	revoked_midway "$seh" exec "$ctx_prefix:test_b_t" "$seh" hold-read "$A/merged/secret"
 	out=$(cat "$w/hold.out")
 	if [ "$out" = "EACCES read" ] && has_avc read test_b_t secret_t " ino=$ino "; then
 		new=1
@@ -466,21 +475,9 @@ case_fd_passing() {
 # (base_t).  test_b_t receives the fd while b_reads_secret is on, which is
 # turned off before it reads and maps it.
 case_fd_revoked() {
-	local out ino pid i state new=0 old=0
+	local out ino new=0 old=0
 	ino=$(stat -c %i "$A/lower/secret")
-	setbool b_reads_secret 1
-	avc_begin
-	"$seh" fdpass "$A/merged/secret" "$ctx_prefix:test_b_t" hold >"$w/hold.out" &
-	pid=$!
-	for i in $(seq 1 100); do
-		state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null || echo gone)
-		case $state in T | gone) break ;; esac
-		sleep 0.1
-	done
-	setbool b_reads_secret 0
-	kill -CONT "$pid" 2>/dev/null || true
-	wait "$pid" || true
-	avc_end
+	revoked_midway "$seh" fdpass "$A/merged/secret" "$ctx_prefix:test_b_t" hold
 	out=$(cat "$w/hold.out")
 	if [ "$out" = "EACCES read, EACCES mmap" ] && has_avc read test_b_t secret_t " ino=$ino " &&
 		has_avc map test_b_t secret_t " ino=$ino "; then

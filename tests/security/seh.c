@@ -91,7 +91,8 @@ static int print_data(const char *prefix, const char *buf, ssize_t len)
 	return 0;
 }
 
-static int do_exec(char *context, char **argv)
+/* enter CONTEXT at the next exec, and run PATH with ARGV */
+static int exec_in(const char *context, const char *path, char **argv)
 {
 	int fd = open("/proc/self/attr/exec", O_WRONLY);
 
@@ -100,8 +101,13 @@ static int do_exec(char *context, char **argv)
 	if (write(fd, context, strlen(context)) < 0)
 		return failed("write-attr-exec");
 	close(fd);
-	execv(argv[0], argv);
+	execv(path, argv);
 	return failed("execv");
+}
+
+static int do_exec(char *context, char **argv)
+{
+	return exec_in(context, argv[0], argv);
 }
 
 static int do_context(void)
@@ -232,15 +238,7 @@ static int do_ioctl(const char *file)
 /* enter CONTEXT and run seh with ARGS (NULL-terminated after OP) */
 static int exec_self_in(const char *context, char **args)
 {
-	int fd = open("/proc/self/attr/exec", O_WRONLY);
-
-	if (fd < 0)
-		return failed("open-attr-exec");
-	if (write(fd, context, strlen(context)) < 0)
-		return failed("write-attr-exec");
-	close(fd);
-	execv(self, args);
-	return failed("execv");
+	return exec_in(context, self, args);
 }
 
 /* USE an fd: read it, then map it; one line with both results */
