@@ -552,8 +552,8 @@ def hashing_notes(fio):
             f"verify=trust runs the same stacked reads and fills without hashing; the "
             f"difference is the SHA-256 of the {unique_mib} MiB the readers share, hashed "
             "once per fill. Dividing one by the other gives the hashing rate these runs "
-            "imply: under TCG it is what one emulated CPU hashes, the ceiling of every "
-            "verified cold read here.", ""] + table(
+            "imply, all guest CPUs together: a verified cold read of that data cannot "
+            "finish sooner than that rate allows.", ""] + table(
         [("cold run", None), ("trust s", 2), ("full s", 2), ("full - trust s", 2),
          ("implied hashing MiB/s", 1)], rows)
 
