@@ -103,7 +103,8 @@ int kstate_read_sysfs(struct kstate *s)
 		struct stat st;
 		char *value;
 
-		if (de->d_name[0] == '.')
+		/* The event counters are read as such, not as one value. */
+		if (de->d_name[0] == '.' || strcmp(de->d_name, EVENTS_FILE) == 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
@@ -122,7 +123,7 @@ int kstate_read_sysfs(struct kstate *s)
 	return 0;
 }
 
-/* The pcdedup_* lines of /proc/vmstat, whatever they are. */
+/* The pcdedup_* lines of the event counters, whatever they are. */
 void kstate_read_vmstat(struct kstate *s)
 {
 	FILE *f = fopen(s->vmstat_path, "re");

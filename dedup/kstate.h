@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel's pcdedup state, read from its three sources (the sysfs
- * directory, /proc/vmstat, the debugfs share listing; see
+ * directory, its event counters, the debugfs share listing; see
  * docs/interface.md). Reading is kept apart from printing so that both the
  * human and the JSON form show exactly the same data.
  */
@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #define DEFAULT_SYSFS	"/sys/kernel/mm/pcdedup"
+/* The event counters: SYSFS/events, or /proc/vmstat on older kernels. */
+#define EVENTS_FILE	"events"
 #define DEFAULT_VMSTAT	"/proc/vmstat"
 #define DEFAULT_SHARES	"/sys/kernel/debug/pcdedup/shares"
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,19 @@ static const struct cmd_spec status_spec = {
 	.exits = status_exits,
 };
 
+/*
+ * SYSFS/events where the kernel has it (the counters are kept to the
+ * administrator there), /proc/vmstat on kernels that still count there.
+ */
+static const char *events_path(const char *sysfs_dir, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", sysfs_dir, EVENTS_FILE);
+
+	if (n < 0 || (size_t)n >= len || access(buf, F_OK) != 0)
+		return DEFAULT_VMSTAT;
+	return buf;
+}
+
 static int status_main(int argc, char **argv)
 {
 	struct kstate s = {
@@ -198,7 +212,8 @@ static int status_main(int argc, char **argv)
 		.vmstat_path = DEFAULT_VMSTAT,
 		.shares_path = DEFAULT_SHARES,
 	};
-	bool json = false;
+	char events[PATH_MAX];
+	bool json = false, vmstat_given = false;
 	int c;
 
 	while ((c = next_option(&status_spec, argc, argv)) != -1) {
@@ -211,6 +226,7 @@ static int status_main(int argc, char **argv)
 			break;
 		case OPT_VMSTAT:
 			s.vmstat_path = optarg;
+			vmstat_given = true;
 			break;
 		case OPT_SHARES:
 			s.shares_path = optarg;
@@ -234,6 +250,8 @@ static int status_main(int argc, char **argv)
 		}
 		fatal("cannot read %s: %s", s.sysfs_dir, errstr(errno));
 	}
+	if (!vmstat_given)
+		s.vmstat_path = events_path(s.sysfs_dir, events, sizeof(events));
 	kstate_read_vmstat(&s);
 	kstate_read_shares(&s);
 	/* The human form says so in its shares section; JSON only has null. */
