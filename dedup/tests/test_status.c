@@ -133,6 +133,24 @@ static void test_status(void)
 	       "exit %d: %s", r.status, r.out);
 	free_result(&r);
 
+	/* Without --vmstat: SYSFS/events, where the kernel keeps the counters. */
+	{
+		static const char events[] = "pcdedup_open_shared 42\npcdedup_fill 7\n";
+		static const char events_py[] =
+			"assert d['vmstat'] == {'pcdedup_open_shared': 42, 'pcdedup_fill': 7}, d['vmstat']\n"
+			"assert 'events' not in d['sysfs'], sorted(d['sysfs'])\n";
+		char *ev = path_join(f.sysfs, "events");
+
+		write_bytes(ev, events, strlen(events));
+		pcd(&r, "status", "--json", "--sysfs", f.sysfs, "--shares", f.shares);
+		expect("status-events-exit-0", r.status == 0, "exit %d: %s", r.status, r.err);
+		if (have_python)
+			check_json("status-reads-sysfs-events", r.out, events_py, "some");
+		free_result(&r);
+		unlink(ev);
+		free(ev);
+	}
+
 	pcd(&r, "status", "--sysfs", nowhere);
 	expect("status-no-kernel-support", r.status == 3 && r.out[0] == '\0' &&
 	       strncmp(r.err, "pcdedup: this kernel has no pcdedup support (no ", 48) == 0,
