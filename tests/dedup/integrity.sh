@@ -80,15 +80,19 @@ expect_eq a-share-two-members 2 "$(share_of "$dig" | cut -d' ' -f3)"
 check a-rewrite-member2-on-disk rewrite_member $m2/a $i2 "$l2" $MiB $((2 * MiB)) $T /tmp/a.own
 go /tmp/a
 wait $pid
-r=$(sed -n 2p /tmp/a.r2)
+# Reader 1 has the share open: reader 2's DONTNEED leaves its pages.
+all_true a-reader2-dontneed-shared-keeps-true "$(sed -n 2p /tmp/a.r2)" $S
+expect_eq a-dontneed-shared-no-fill-bad 0 $(($(vmc fill_bad) - fb0))
+exec 3<&-
+# Alone on the share, reader 2 drops its pages and fills from its member.
+r=$(python3 "$ipy/reader.py" $m2/a $T dontneed read)
 no_wrong a-reader2-eio-or-true-never-rewritten "$r"
-echo "# a: reader 2 after rewrite+DONTNEED: $r"
+echo "# a: reader 2 alone after rewrite+DONTNEED: $r"
 r=$(python3 "$ipy/reader.py" $m1/a $T read)
 all_true a-reader1-fresh-read-true "$r" $S
 grew a-fill-bad-counted "$fb0" "$(vmc fill_bad)"
 grew a-verify-failures-counted "$vf0" "$(knobc verify_failures)"
 grew a-logged-does-not-match "$dm0" "$(mm_count)"
-exec 3<&-
 
 # === b. the same through reclaim (drop_caches), level 1 keys ===========
 pair b 1 || die b-setup

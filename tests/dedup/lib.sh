@@ -8,7 +8,10 @@ bin=$(dirname "${BASH_SOURCE[0]}")/bin
 pcdedup=$(dirname "${BASH_SOURCE[0]}")/../../dedup/pcdedup
 sysfs=/sys/kernel/mm/pcdedup
 
-vmstat() { awk -v k="pcdedup_$1" '$1 == k {print $2}' /proc/vmstat; }
+# An event counter: in sysfs (root only), or /proc/vmstat on older kernels.
+events=$sysfs/events
+[ -e "$events" ] || events=/proc/vmstat
+vmstat() { awk -v k="pcdedup_$1" '$1 == k {print $2}' "$events"; }
 knob() { cat "$sysfs/$1"; }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 cached_kb() { awk '$1 == "Cached:" {print $2}' /proc/meminfo; }
