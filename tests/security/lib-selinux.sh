@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# The cases of the SELinux/overlayfs suites (selinux.sh, selinux-off.sh),
-# sourced by them in the guest with the repository as the working directory.
+# The cases of the SELinux/overlayfs suites (selinux.sh, selinux-off.sh,
+# selinux-xfs.sh, selinux-ext4.sh), sourced by them in the guest with the
+# repository as the working directory.
 #
 # A minimal policy is built from the kernel's own scripts/selinux/mdp output
 # and tests/security/ovl.te, compiled with checkpolicy, loaded and enforced.
@@ -18,7 +19,12 @@
 # A case of the series' new behaviour passes in "on"; on a stock kernel it is
 # an expected failure (XFAIL) when the stock behaviour shows, and a FAIL when
 # it passes; in "off" the stock behaviour must return (case switch-off-NAME).
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+#
+# The overlays' lower layers are on tmpfs, or on XFS or ext4 (selinux-xfs.sh,
+# selinux-ext4.sh): then every lower file is tagged for pcdedup, so that its
+# opens through the overlays are served from shares, and every case must
+# still hold; case lowers-served-by-shares shows that they were.
+. "$(dirname "${BASH_SOURCE[0]}")/../dedup/lib.sh"
 
 here=tests/security
 w=/tmp/seltest
@@ -28,6 +34,8 @@ obj_prefix=user_u:object_r
 A=$w/a
 B=$w/b
 C=$w/c
+lower_fs=tmpfs
+shared0=0
 
 die() {
 	fail "${1:-setup}" "${2:-}"
@@ -35,10 +43,12 @@ die() {
 }
 
 # The build directory of the running kernel: PCDEDUP_KBUILD when the runner
-# gives it, else the build/kernel-* whose version string matches.
+# gives a directory (not so for a bzImage outside a build tree), else the
+# build/kernel-* whose version string matches, else build/kernel-patched
+# (only its mdp and its policy capability names are used).
 kernel_build() {
 	local d
-	if [ -n "${PCDEDUP_KBUILD:-}" ]; then
+	if [ -d "${PCDEDUP_KBUILD:-}" ]; then
 		echo "$PCDEDUP_KBUILD"
 		return
 	fi
@@ -48,7 +58,7 @@ kernel_build() {
 			return
 		fi
 	done
-	return 1
+	[ -d build/kernel-patched ] && echo build/kernel-patched
 }
 
 # The policy capability of the series, and its bit: the index of its name in
@@ -131,7 +141,7 @@ setup_policy() {
 cleanup() {
 	echo 0 >/sys/fs/selinux/enforce 2>/dev/null || true
 	umount "$A/merged" "$B/merged" "$C/merged" 2>/dev/null || true
-	umount "$C/lower" 2>/dev/null || true
+	umount "$A/lower" "$B/lower" "$C/lower" 2>/dev/null || true
 }
 
 # run_as DOMAIN SEH-OPERATION...: run seh in DOMAIN, print its result line
@@ -148,12 +158,49 @@ setbool() {
 	echo 1 >/sys/fs/selinux/commit_pending_bools
 }
 
-# Two overlays over tmpfs, both with the overlay label ovl_t: A mounted by
-# the suite (base_t), B by the restricted mounter_t.
+# lower_layer NAME DIR: make DIR a lower layer.  On tmpfs, A's and B's are
+# directories of /tmp, C's a tmpfs of its own; on xfs or ext4, each is a
+# file system of its own on the scratch disk lower-NAME (see the suite's
+# "# vm:" line).  ext4 gets ea_inode, so that the 128 MiB files of the
+# copy-up race take a tree level 1 key, as on XFS: with ext4's one-block
+# values they would take level 2, whose 64 MiB granules are read and hashed
+# anew for every readahead window (minutes per file in the guest).
+lower_layer() {
+	local dev
+	mkdir -p "$2" || return
+	if [ "$lower_fs" = tmpfs ]; then
+		[ "$1" != c ] || mount -t tmpfs -o rw,size=16m seltest-lower "$2"
+		return
+	fi
+	dev=$(realpath "/dev/disk/by-name/lower-$1") || return
+	case $lower_fs in
+	xfs) mkfs.xfs -q -f "$dev" ;;
+	ext4) mkfs.ext4 -q -F -O ea_inode "$dev" ;;
+	*) return 1 ;;
+	esac >/dev/null && mount -t "$lower_fs" "$dev" "$2"
+}
+
+# tag_lower PATH...: on xfs or ext4, give every lower file under PATH its pcdedup
+# key, after its content and its label (a write would drop the key, setting
+# security.selinux does not)
+tag_lower() {
+	[ "$lower_fs" = tmpfs ] || "$pcdedup" tag -q --min-size 0 "$@" || die setup "cannot tag $*"
+}
+
+# Two overlays, both with the overlay label ovl_t: A mounted by the suite
+# (base_t), B by the restricted mounter_t.
 setup_overlays() {
 	local d
+	if [ "$lower_fs" != tmpfs ]; then
+		[ -x "$pcdedup" ] || die setup "no $pcdedup (make tool)"
+		if ! { echo 1 >"$sysfs/enabled" && echo 0 >"$sysfs/min_size"; }; then
+			die setup "cannot enable pcdedup"
+		fi
+		shared0=$(vmstat open_shared)
+	fi
 	for d in "$A" "$B"; do
-		mkdir -p "$d/lower" "$d/upper" "$d/work" "$d/merged"
+		lower_layer "$(basename "$d")" "$d/lower" || die setup "cannot make the lower layer of $d"
+		mkdir -p "$d/upper" "$d/work" "$d/merged"
 	done
 	echo plain >"$A/lower/plain"
 	label "$A/lower/plain" lower_t
@@ -172,6 +219,7 @@ setup_overlays() {
 	label "$B/lower" lower_t
 	echo sentinel >"$w/sentinel"
 	label "$w/sentinel" sentinel_t
+	tag_lower "$A/lower" "$B/lower"
 
 	local opts=lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work,context=$obj_prefix:ovl_t
 	# shellcheck disable=SC2059 # the format is ours
@@ -182,11 +230,12 @@ setup_overlays() {
 		"$(run_as mounter_t mount overlay "$B/merged" overlay "$(printf "$opts" "$B" "$B" "$B")")"
 
 	# C: the lower layer is a file system of its own, mounted read-write
-	mkdir -p "$C/lower" "$C/upper" "$C/work" "$C/merged"
-	mount -t tmpfs -o rw,size=16m seltest-lower "$C/lower"
+	lower_layer c "$C/lower" || die setup "cannot make the lower layer of $C"
+	mkdir -p "$C/upper" "$C/work" "$C/merged"
 	echo secret >"$C/lower/secret"
 	label "$C/lower/secret" secret_t
 	label "$C/lower" lower_t
+	tag_lower "$C/lower"
 	# shellcheck disable=SC2059
 	expect_eq overlay-mount-rw-lower ok \
 		"$("$seh" mount overlay "$C/merged" overlay "$(printf "$opts" "$C" "$C" "$C")")"
@@ -564,6 +613,7 @@ case_copy_up_race() {
 		f=big$n
 		head -c 128M /dev/zero >"$A/lower/$f"
 		label "$A/lower/$f" secret_t
+		tag_lower "$A/lower/$f"
 		# test_b_t waits, stopped, in front of its open
 		"$seh" exec "$ctx_prefix:test_b_t" "$seh" hold-append "$A/merged/$f" b >"$w/race-b.out" &
 		bpid=$!
@@ -603,10 +653,36 @@ case_copy_up_race() {
 		"test_b_t append during test_a_t's copy-up of a secret_t file: '$out' (test_a_t: '$(cat "$w/race-a.out")'), AVCs: $(avc_summary)"
 }
 
-# run_selinux_suite WANTED-MODE: the whole suite; WANTED-MODE is the mode the
-# suite means to test (on or stock for selinux.sh, with the capability in the
-# policy; off for selinux-off.sh, without it)
+# On xfs or ext4, the suite proves nothing unless the lower files were
+# served from shares: each still has its key, opens were shared during the
+# run, and a mapping of the lower file of the mmap cases through the overlay
+# is held through a share (it counts as an opener once its fd is closed).
+case_lowers_shared() {
+	local f nokey="" opened openers why
+	opened=$(($(vmstat open_shared) - shared0))
+	openers=$(python3 -c 'import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, 4096, mmap.MAP_PRIVATE, mmap.PROT_READ)
+os.close(fd)
+print(open(sys.argv[2]).read().strip())' "$A/merged/code" "$sysfs/openers") || openers=0
+	while IFS= read -r -d '' f; do
+		[ -n "$(key_hex "$f")" ] || nokey+=" $f"
+	done < <(find "$A/lower" "$B/lower" "$C/lower" -type f -print0)
+	why="lower files without a key:${nokey:- none}; shared opens during the run: $opened; openers with $A/merged/code mapped, its fd closed: $openers"
+	if [ -z "$nokey" ] && [ "$opened" -gt 0 ] && [ "$openers" -gt 0 ]; then
+		echo "# $why"
+		pass lowers-served-by-shares
+	else
+		fail lowers-served-by-shares "$why"
+	fi
+}
+
+# run_selinux_suite WANTED-MODE [LOWER-FS]: the whole suite; WANTED-MODE is
+# the mode the suite means to test (on or stock for selinux.sh, with the
+# capability in the policy; off for selinux-off.sh, without it); LOWER-FS
+# the file system of the lower layers: tmpfs (the default), xfs or ext4
 run_selinux_suite() {
+	lower_fs=${2:-tmpfs}
 	if [ "$1" = off ]; then setup_policy without-cap; else setup_policy with-cap; fi
 	mode=$(kernel_mode)
 	expect_eq kernel-mode "$1" "$mode"
@@ -625,4 +701,5 @@ run_selinux_suite() {
 	case_lock_ioctl
 	case_rw_lower
 	case_copy_up_race
+	[ "$lower_fs" = tmpfs ] || case_lowers_shared
 }
