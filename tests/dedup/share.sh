@@ -231,6 +231,22 @@ check ext4-shared test $(($(vmstat open_shared) - s0)) -gt 1
 exec 3</mnt/ext/a/f 4</mnt/snap2/f/r2097275
 check ext4-and-xfs-one-share test "$(share_field /mnt/ext/a/f 3)" -ge 2
 exec 3<&- 4<&-
+# Too big for a level 1 key in ext4's one attribute block: level 2, whose
+# granules are 64 MiB. A read checks each granule whole once, then the
+# level below it that the check proved, not the whole granule again for
+# every readahead window (which read 8.7 GB in 2 minutes for 128 MiB).
+big=/mnt/ext/a/big
+mkfile $big $((80 << 20))
+"$pcdedup" tag -q --min-size 0 $big
+expect_eq ext4-big-key-level-2 02 "$(key_hex $big | cut -c9-10)"
+ext_sectors() { awk '{print $3}' "/sys/block/$(basename "$(realpath /dev/disk/by-name/ext)")/stat"; }
+drop_caches
+r0=$(ext_sectors)
+check ext4-level2-read-finishes sh -c "timeout 120 cat $big >/dev/null"
+# Once to check granule 0 whole, once more for what it could not keep.
+check ext4-level2-read-bounded test $(($(ext_sectors) - r0)) -lt $((3 * (80 << 20) / 512))
+check ext4-level2-bytes cmp $big <(dd if=$big iflag=direct bs=1M status=none)
+rm $big
 
 # --- overlayfs with distinct lowers holding the same files ------------
 for i in 1 2; do
