@@ -30,18 +30,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-static const char *errname(int err)
-{
-	const char *name = strerrorname_np(err);
-
-	return name ? name : "E?";
-}
-
-static int failed(const char *call)
-{
-	printf("%s %s\n", errname(errno), call);
-	return 1;
-}
+#include "outcome.h"
 
 static int usage(void)
 {

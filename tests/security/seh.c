@@ -61,20 +61,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "outcome.h"
+
 static const char *self;
-
-static const char *errname(int err)
-{
-	const char *name = strerrorname_np(err);
-
-	return name ? name : "E?";
-}
-
-static int failed(const char *call)
-{
-	printf("%s %s\n", errname(errno), call);
-	return 1;
-}
 
 static int usage(void)
 {
