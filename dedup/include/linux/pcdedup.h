@@ -30,6 +30,16 @@
 #define PCDEDUP_XATTR_NAME	"trusted.pcdedup"
 
 /*
+ * The sharing domain of a filesystem, on its root directory: 1 to
+ * PCDEDUP_DOMAIN_MAX bytes. Files share only with files of filesystems in
+ * the same domain; without the attribute a filesystem is in the default
+ * domain, and PCDEDUP_DOMAIN_NONE keeps its files private.
+ */
+#define PCDEDUP_DOMAIN_XATTR_NAME	"trusted.pcdedup.domain"
+#define PCDEDUP_DOMAIN_MAX		64
+#define PCDEDUP_DOMAIN_NONE		"none"
+
+/*
  * Key format version. Version 1 (a SHA-256 of the whole file, no tree)
  * is no longer accepted: the kernel counts such keys in
  * pcdedup_key_old and never shares the file; `pcdedup tag` rewrites them.
