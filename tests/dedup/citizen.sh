@@ -39,10 +39,10 @@ warn0=$(dmesg | grep -cE 'WARNING:|BUG:' || true)
 thin_setup thin pcd
 o=/mnt/origin
 mkdir $o/f $o/d
-for n in a1 b1 b2 b3 c1 pfull ptrust l1; do mkfile $r/$n $((1 << 20)); done
+for n in a1 b1 b2 b3 c1 pfull ptrust l1 x1; do mkfile $r/$n $((1 << 20)); done
 mkfile $r/e $((4 << 20))
 mkfile $r/o $((1 << 20))
-cp $r/a1 $r/b1 $r/b2 $r/b3 $r/c1 $r/pfull $r/ptrust $r/l1 $r/e $o/f/
+cp $r/a1 $r/b1 $r/b2 $r/b3 $r/c1 $r/pfull $r/ptrust $r/l1 $r/x1 $r/e $o/f/
 cp $r/o $o/d/o
 "$pcdedup" tag -q --min-size 0 $o/f $o/d
 thin_snapshots pcd 7
@@ -187,6 +187,24 @@ poison() { # MODE
 poison full
 poison trust
 echo full >"$sysfs/verify"
+
+# The same with no other member open: what the mapping lost cannot be
+# filled again from anywhere but the written file, so it reads as errors.
+mkfile $r/x1.new $((1 << 20))
+helper x1 /mnt/snap1/f/x1 --old $r/x1 --new $r/x1.new open map touch:128 closefd wait:$w/x1 mapcheck
+pa=$!
+await x1 $pa
+expect_eq lone-member-write write=0 "$(py /mnt/snap1/f/x1 write:$r/x1.new)"
+drop_caches
+finish x1 $pa
+map=$(grep '^map ' $w/x1.out || cat $w/x1.out)
+_ktap_diag "lone member's mapping after the write and the drop: $map"
+if [ "$(field "$map" new)" = 0 ] && [ "$(field "$map" other)" = 0 ] &&
+	[ "$(field "$map" old)" -ge 128 ] && [ "$(field "$map" err)" -gt 0 ]; then
+	pass lone-member-mapping-old-then-eio
+else
+	fail lone-member-mapping-old-then-eio "$map"
+fi
 
 # A write lease for the only opener, as on an untagged copy.
 cp $r/l1 /mnt/snap1/f/l1u

@@ -378,6 +378,12 @@ if out=$(settag $G/viashare 2>&1); then
 else
 	check g-setfattr-open-through-share-etxtbsy grep -q 'Text file busy' <<<"$out"
 fi
+# Removing it too: the member would leave its share unseen by later writes.
+if out=$(setfattr -x trusted.pcdedup $G/viashare 2>&1); then
+	fail g-removexattr-open-through-share-etxtbsy "removed"
+else
+	check g-removexattr-open-through-share-etxtbsy grep -q 'Text file busy' <<<"$out"
+fi
 exec 4<&-
 check g-setfattr-idle-succeeds settag $G/viashare
 # open(O_RDONLY | O_TRUNC) of an idle tagged file truncates it.
