@@ -56,7 +56,9 @@ def pcdedup_status():
 
 def set_pcdedup(case):
     """Switch pcdedup explicitly as CASE says: on with its verify mode (and
-    min_size), or off. Nothing to do on a kernel without it."""
+    min_size), or off. Sharing is off after boot, so every case that reads
+    tagged files calls this before it does. Nothing to do on a kernel
+    without it (an error when the case wants it)."""
     if not os.path.isdir(SYSFS):
         if case.dedup:
             raise RuntimeError("case wants pcdedup but the kernel has no " + SYSFS)

@@ -6,18 +6,14 @@
 # bench/guest/thinpool.py): their opens of the image's tagged file share one
 # page cache, and each container's processes read the right bytes.
 set -euo pipefail
-. "$(dirname "$0")/../lib.sh"
-src=$PWD
-pcdedup=$src/dedup/pcdedup
-sysfs=/sys/kernel/mm/pcdedup
-thinpool="python3 $src/bench/guest/thinpool.py"
+. "$(dirname "$0")/../dedup/lib.sh"
 
 for t in crun umoci; do
 	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
 done
-[ -d $sysfs ] || { fail pcdedup-present "no $sysfs"; exit 1; }
+pcdedup_on
 
-$thinpool setup thin ct
+thin_setup thin ct
 o=/mnt/origin
 head -c 3000000 /dev/urandom >/tmp/blob
 want=$(sha256sum </tmp/blob | cut -d' ' -f1)
@@ -33,10 +29,8 @@ oci.build_layout(sys.argv[1], "test", m, ["/bin/sh"])
 PY
 check umoci-unpack umoci unpack --image "$o/oci:test" "$o/image"
 check tag "$pcdedup" tag -q "$o/image/rootfs"
-$thinpool snapshots ct 2
-echo 1 >$sysfs/enabled
-sync
-echo 3 >/proc/sys/vm/drop_caches
+thin_snapshots ct 2
+drop_caches
 
 crun_run() {
 	crun run -d -b "/run/ct/b$1" "c$1" </dev/null >"/run/ct/c$1.log" 2>&1 ||

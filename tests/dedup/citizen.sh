@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$sysfs" ] || { fail pcdedup-present "no $sysfs"; exit 1; }
+pcdedup_on
 py() { python3 "$(dirname "$0")/citizen.py" "$@"; }
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 w=/tmp/citizen r=/tmp/citizen/ref

@@ -7,6 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 n=100
+pcdedup_on
 
 thin_setup thin hun
 mkfile /mnt/origin/lib 1048576

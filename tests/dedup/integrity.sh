@@ -14,7 +14,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib-integrity.sh"
 
 die() { fail "$1" "${2:-setup failed}"; exit 1; }
-[ -d "$sysfs" ] || die pcdedup-present "no $sysfs"
+pcdedup_on
 echo 0 >"$sysfs/min_size"
 
 mkfs.ext4 -q -F "$(realpath /dev/disk/by-name/img)" || die setup-img-disk

@@ -13,6 +13,24 @@ events=$sysfs/events
 [ -e "$events" ] || events=/proc/vmstat
 vmstat() { awk -v k="pcdedup_$1" '$1 == k {print $2}' "$events"; }
 knob() { cat "$sysfs/$1"; }
+# Switch sharing on. It is off after boot (enabled reads 0, as KSM's run
+# does, unless booted with pcdedup=on), so every suite that expects sharing
+# calls this first, from its own shell (not a subshell): on a kernel
+# without the knob, or when the knob does not take 1, it fails case
+# pcdedup-on with the reason and ends the suite (exit 1).
+pcdedup_on() {
+	local why=""
+	if [ ! -e "$sysfs/enabled" ]; then
+		why="no $sysfs/enabled: this kernel has no pcdedup"
+	elif ! { echo 1 >"$sysfs/enabled"; } 2>/dev/null; then
+		why="cannot write 1 to $sysfs/enabled"
+	elif [ "$(cat "$sysfs/enabled")" != 1 ]; then
+		why="$sysfs/enabled reads '$(cat "$sysfs/enabled")' after writing 1"
+	fi
+	[ -n "$why" ] || return 0
+	fail pcdedup-on "$why"
+	exit 1
+}
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 cached_kb() { awk '$1 == "Cached:" {print $2}' /proc/meminfo; }
 # The listing line of the share whose key is FILE's key (the digest is

@@ -8,6 +8,38 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$sysfs" ] || { fail pcdedup-present "no $sysfs"; exit 1; }
+
+# --- off after boot: a tagged file opens privately until switched on ---
+# Before anything here writes enabled. An XFS of its own on the ext disk
+# (mkfs.ext4 -F reuses that disk below), one tagged 1 MiB file, held open
+# while the counters and the listing are read.
+expect_eq default-off-knob 0 "$(knob enabled)"
+pre=/mnt/pre
+mkdir -p $pre
+mkfs.xfs -q -f "$(realpath /dev/disk/by-name/ext)"
+mount /dev/disk/by-name/ext $pre
+mkfile $pre/t $((1 << 20))
+"$pcdedup" tag -q --min-size 0 $pre/t
+drop_caches
+opened_shared() { # FILE: "OPEN_SHARED_DELTA SHARES LISTED_MEMBERS" of one open held
+	local s0 out
+	s0=$(vmstat open_shared)
+	exec 3<"$1"
+	cat <&3 >/dev/null
+	out="$(($(vmstat open_shared) - s0)) $(knob shares) $(share_field "$1" 3 || true)"
+	exec 3<&-
+	echo "${out% }"
+}
+if [ -z "$(key_hex $pre/t)" ]; then
+	fail default-off-open-private "$pre/t has no key: the case would prove nothing"
+else
+	# No open counted as shared, no share live, none listed for its key.
+	expect_eq default-off-open-private "0 0" "$(opened_shared $pre/t)"
+fi
+pcdedup_on
+expect_eq on-after-enable "1 1 1" "$(opened_shared $pre/t)"
+umount $pre
+drop_caches
 echo 0 >"$sysfs/min_size"
 sizes=(0 1 4095 4096 4097 2097275 5242880)
 
@@ -267,12 +299,12 @@ check overlay-lower-key-kept test -n "$(key_hex /mnt/snap1/f/r4097)"
 check overlay-copied-up-bytes cmp /mnt/ovl1/r4097 <(cat $o/f/r4097; echo more)
 umount /mnt/ovl1 /mnt/ovl2
 
-# --- enabled=0: nothing shares ------------------------------------------
+# --- switched off again (enabled=0): nothing shares --------------------
 echo 0 >"$sysfs/enabled"
 s0=$(vmstat open_shared)
 cat /mnt/snap1/f/r5242880 /mnt/snap2/f/py >/dev/null
 expect_eq disabled-nothing-shares 0 $(($(vmstat open_shared) - s0))
-echo 1 >"$sysfs/enabled"
+pcdedup_on
 
 # --- sysfs refuses bad values ------------------------------------------
 for kv in enabled:2 enabled:yes-please verify:paranoid min_size:-1 min_size:lots; do
@@ -282,5 +314,7 @@ for kv in enabled:2 enabled:yes-please verify:paranoid min_size:-1 min_size:lots
 		pass "sysfs-rejects-${kv/:/-}"
 	fi
 done
+# What this suite set last (enabled 1 by pcdedup_on above, verify full,
+# min_size 0), not the boot defaults: a refused write changes nothing.
 expect_eq sysfs-values-unchanged "1 full 0" "$(knob enabled) $(knob verify) $(knob min_size)"
 check status-json-parses sh -c "'$pcdedup' status --json | python3 -m json.tool >/dev/null"

@@ -13,7 +13,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$sysfs" ] || { fail pcdedup-present "no $sysfs"; exit 1; }
+pcdedup_on
 echo 0 >"$sysfs/min_size"
 tr=/sys/kernel/tracing
 [ -e $tr/uprobe_events ] || mount -t tracefs nodev $tr

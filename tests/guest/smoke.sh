@@ -75,3 +75,13 @@ mkdir -p /sys/fs/cgroup/smoke
 sh -c 'echo $$ >/sys/fs/cgroup/smoke/cgroup.procs; head -c 4M /dev/zero >/tmp/memcg-probe'
 file=$(awk '$1 == "file" {print $2}' /sys/fs/cgroup/smoke/memory.stat)
 check memcg-file-stat-counts test "${file:-0}" -ge 4194304
+
+# pcdedup's knob, on a kernel that has pcdedup: make series-check boots
+# kernels built from every prefix of the series, the first ones without it
+# (no CONFIG_PAGECACHE_DEDUP, no /sys/kernel/mm/pcdedup): skipped there. A
+# kernel configured with it must have the knob, reading 0 or 1.
+if grep -qx CONFIG_PAGECACHE_DEDUP=y <(zcat /proc/config.gz); then
+	check pcdedup-enabled-knob grep -qxE '[01]' /sys/kernel/mm/pcdedup/enabled
+else
+	skip pcdedup-enabled-knob "kernel without pcdedup (no CONFIG_PAGECACHE_DEDUP)"
+fi

@@ -26,7 +26,7 @@ die() {
 [ -d "$aafs" ] || mount -t securityfs securityfs /sys/kernel/security 2>/dev/null || true
 [ -d "$aafs" ] || die apparmor-enabled "no $aafs, lsm: $(cat /sys/kernel/security/lsm 2>/dev/null)"
 check apparmor-is-an-lsm grep -qw apparmor /sys/kernel/security/lsm
-[ -d "$sysfs" ] || die pcdedup-present "no $sysfs"
+pcdedup_on
 [ ! -w "$sysfs/min_size" ] || echo 0 >"$sysfs/min_size"
 
 mkdir -p $w

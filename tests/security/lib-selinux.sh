@@ -193,9 +193,8 @@ setup_overlays() {
 	local d
 	if [ "$lower_fs" != tmpfs ]; then
 		[ -x "$pcdedup" ] || die setup "no $pcdedup (make tool)"
-		if ! { echo 1 >"$sysfs/enabled" && echo 0 >"$sysfs/min_size"; }; then
-			die setup "cannot enable pcdedup"
-		fi
+		pcdedup_on
+		echo 0 >"$sysfs/min_size" || die setup "cannot set $sysfs/min_size"
 		shared0=$(vmstat open_shared)
 	fi
 	for d in "$A" "$B"; do
