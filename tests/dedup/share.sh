@@ -93,6 +93,70 @@ os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)' /mnt/snap3/f/r5242880
 # WILLNEED reads one readahead window (128 KiB) at most, as on any file.
 check share-fadvise-willneed-fills test "$(share_field /mnt/snap1/f/r5242880 5)" -ge 32
 
+# --- fills read members directly, off the reader, into large folios --
+# The member's own page cache is not filled (and dropped again): no folio
+# of the member inode enters the page cache during a cold read through the
+# share. The check runs on pcdedup's workqueue after the read completes,
+# not in the reader, which only waits for the folios it asked for.
+tr=/sys/kernel/tracing
+[ -e $tr/trace ] || mount -t tracefs nodev $tr
+m=/mnt/snap2/f/r5242880
+read -r dmaj dmin mino < <(stat -c '%Hd %Ld %i' $m)
+add=$tr/events/filemap/mm_filemap_add_to_page_cache
+drop_caches
+echo >$tr/trace
+echo "i_ino == $mino && s_dev == $(((dmaj << 20) | dmin))" >$add/filter
+echo 1 >$add/enable
+echo 1 >$tr/events/pcdedup/pcdedup_fill/enable
+direct0=$(vmstat fill_direct)
+cat $m >/dev/null
+echo 0 >$add/enable
+echo 0 >$tr/events/pcdedup/pcdedup_fill/enable
+echo 0 >$add/filter
+expect_eq fill-member-cache-untouched 0 "$(grep -c mm_filemap_add_to_page_cache $tr/trace)"
+check fill-direct-counted test $(($(vmstat fill_direct) - direct0)) -ge 1280
+fills=$(grep -c 'pcdedup_fill:' $tr/trace)
+check fill-traced test "$fills" -gt 0
+expect_eq fill-checked-off-reader 0 "$(grep 'pcdedup_fill:' $tr/trace | grep -c '^ *cat-')"
+echo >$tr/trace
+# Share folios are large: some pages of a share mapping are compound.
+python3 - $m <<'PY' >/tmp/compound
+import mmap, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+mm = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+for off in range(0, size, 4096):
+    mm[off]
+addr = None
+for line in open("/proc/self/maps"):
+    if line.rstrip().endswith(sys.argv[1]):
+        addr = int(line.split("-")[0], 16)
+        break
+pm = os.open("/proc/self/pagemap", os.O_RDONLY)
+kf = os.open("/proc/kpageflags", os.O_RDONLY)
+compound = 0
+for i in range(size // 4096):
+    e, = struct.unpack("Q", os.pread(pm, 8, (addr // 4096 + i) * 8))
+    if e >> 63:
+        f, = struct.unpack("Q", os.pread(kf, 8, (e & ((1 << 55) - 1)) * 8))
+        compound += (f >> 15) & 1 or (f >> 16) & 1
+print(compound)
+PY
+check share-folios-large test "$(cat /tmp/compound)" -gt 0
+# Mappings of a shared file are placed as private ones are: 2 MiB aligned
+# (the whole 5 MiB file; mmap aligns lengths of whole 2 MiB by itself).
+mapaddr() {
+	python3 -c 'import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+mm = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+for line in open("/proc/self/maps"):
+    if line.rstrip().endswith(sys.argv[1]):
+        print(int(line.split("-")[0], 16) % (2 << 20)); break' "$1"
+}
+mkfile /mnt/snap1/f/untagged $((5 << 20))
+expect_eq private-mmap-thp-aligned 0 "$(mapaddr /mnt/snap1/f/untagged)"
+expect_eq share-mmap-thp-aligned 0 "$(mapaddr $m)"
+
 # --- a granule is read and hashed once, however many readers race ----
 # 16 MiB is past what a level-0 key holds on XFS: its key keeps tree level
 # 1, 32 granules of 512 KiB. Three mmap readers fault through two such
