@@ -4,7 +4,7 @@
 KERNEL_IMAGE = build/kernel-patched/arch/x86/boot/bzImage
 
 .PHONY: all deps tree kernel kernel-stock kernel-debug export-patches \
-	patches-check checkpatch shell tool test-progs test test-debug clean
+	patches-check checkpatch shell tool test-progs test test-debug series-check clean
 
 all: kernel tool
 
@@ -47,8 +47,13 @@ test: kernel kernel-stock tool test-progs
 test-debug: kernel-debug tool test-progs
 	@tests/run --kernel build/kernel-debug/arch/x86/boot/bzImage --timeout-scale 4
 
+# Every prefix of patches/series built and booted with the smoke suite
+# (about 2 minutes a prefix, not run by CI); FROM=N TO=N for a sub-range.
+series-check: deps
+	@scripts/series-check.sh $(if $(FROM),--from $(FROM)) $(if $(TO),--to $(TO))
+
 clean:
-	rm -rf build/kernel-* build/config-* build/runs
+	rm -rf build/kernel-* build/config-* build/runs build/series-check
 	$(MAKE) -s -C dedup clean
 
 # Benchmarks (bench/, see bench/README.md): QUICK=1 for the short matrix
