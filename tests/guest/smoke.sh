@@ -76,12 +76,14 @@ sh -c 'echo $$ >/sys/fs/cgroup/smoke/cgroup.procs; head -c 4M /dev/zero >/tmp/me
 file=$(awk '$1 == "file" {print $2}' /sys/fs/cgroup/smoke/memory.stat)
 check memcg-file-stat-counts test "${file:-0}" -ge 4194304
 
-# pcdedup's knob, on a kernel that has pcdedup: make series-check boots
-# kernels built from every prefix of the series, the first ones without it
-# (no CONFIG_PAGECACHE_DEDUP, no /sys/kernel/mm/pcdedup): skipped there. A
-# kernel configured with it must have the knob, reading 0 or 1.
-if grep -qx CONFIG_PAGECACHE_DEDUP=y <(zcat /proc/config.gz); then
-	check pcdedup-enabled-knob grep -qxE '[01]' /sys/kernel/mm/pcdedup/enabled
+# pcdedup's knob, on a kernel that has it: make series-check boots kernels
+# built from every prefix of the series, and the knob comes with the patch
+# that switches sharing on; before it, the case is skipped. A kernel that
+# has the knob must boot with sharing off (0), unless told otherwise.
+if [ -e /sys/kernel/mm/pcdedup/enabled ]; then
+	want=0
+	grep -qw 'pcdedup=\(on\|1\)' /proc/cmdline && want=1
+	expect_eq pcdedup-off-after-boot "$want" "$(cat /sys/kernel/mm/pcdedup/enabled)"
 else
-	skip pcdedup-enabled-knob "kernel without pcdedup (no CONFIG_PAGECACHE_DEDUP)"
+	skip pcdedup-off-after-boot "no /sys/kernel/mm/pcdedup/enabled in this kernel"
 fi
