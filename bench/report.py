@@ -519,6 +519,24 @@ def targets(cont, dens, fio, ratios):
             rows.append(ratio_row(f"fio {phase} {engine} {pattern}: verify={case.verify} vs "
                                   "pcdedup off", r and r["bw_kib_s"], b and b["bw_kib_s"],
                                   want, False))
+    # Issue 13 (direct, asynchronous fills; the open hook a static branch):
+    # sequential reads through a share at least as fast as private ones, and
+    # no untagged cost at all against stock.
+    for name, (case, d) in fio.items():
+        if case.verify == "off":
+            continue
+        for phase, engine in (("cold", "psync"), ("cold", "mmap"), ("cached", "mmap")):
+            r, b = fio_run(d, engine, "seq", phase), fio_run(off, engine, "seq", phase)
+            rows.append(ratio_row(f"issue 13: fio {phase} {engine} seq: verify={case.verify} "
+                                  "vs pcdedup off", r and r["bw_kib_s"], b and b["bw_kib_s"],
+                                  1.00, False))
+    for op in ("open_close", "stat", "read"):
+        r = ratios.get(("untagged", op), [None, None])[1]
+        ok = None if r is None else r <= 1.0
+        margin = "" if r is None else f"{abs(r - 1) * 100:.1f} points {'to spare' if ok else 'over'}"
+        rows.append((f"issue 13: micro untagged {op}, patched+on vs stock: no increase",
+                     "<= +0.0%", NA if r is None else f"{(r - 1) * 100:+.1f}%",
+                     verdict(ok, margin)))
     return rows
 
 

@@ -153,6 +153,13 @@ for phase in cold cached; do
 		done
 	done
 done
+for eng in psync mmap; do
+	targets+=("issue 13: fio cold $eng seq: verify=trust vs pcdedup off")
+done
+targets+=("issue 13: fio cached mmap seq: verify=trust vs pcdedup off")
+for op in open_close stat read; do
+	targets+=("issue 13: micro untagged $op, patched+on vs stock: no increase")
+done
 missing=()
 for t in "${targets[@]}"; do grep -qF "| $t |" "$md" || missing+=("$t"); done
 expect_eq report-every-target-row "" "${missing[*]}"
