@@ -338,9 +338,14 @@ expect_eq ext4-big-key-level-2 02 "$(key_hex $big | cut -c9-10)"
 ext_sectors() { awk '{print $3}' "/sys/block/$(basename "$(realpath /dev/disk/by-name/ext)")/stat"; }
 drop_caches
 r0=$(ext_sectors)
+cached0=$(vmstat fill_cached) direct0=$(vmstat fill_direct)
 check ext4-level2-read-finishes sh -c "timeout 120 cat $big >/dev/null"
 # Once to check granule 0 whole, once more for what it could not keep.
 check ext4-level2-read-bounded test $(($(ext_sectors) - r0)) -lt $((3 * (80 << 20) / 512))
+# A 64 MiB granule is read through the member's page cache, the level
+# below it directly once the check has proved it.
+check ext4-level2-granule-via-page-cache test $(($(vmstat fill_cached) - cached0)) -ge 16384
+check ext4-level2-rest-direct test $(($(vmstat fill_direct) - direct0)) -gt 0
 check ext4-level2-bytes cmp $big <(dd if=$big iflag=direct bs=1M status=none)
 rm $big
 
