@@ -464,5 +464,82 @@ echo "# h: exited $((($(date +%s%N) - t0) / 1000000)) ms after SIGKILL"
 expect_eq h-other-member-reads-true "$bigsum" "$(sha256sum <$m2/big)"
 expect_eq h-killed-member-reads-true "$bigsum" "$(sha256sum <$m1/big)"
 
+# === i. folios handed to a fill from a member that turns out bad =======
+# A fill owns the granules it reads: a reader that locks a page in one of
+# them while it is in flight hands its folio to it and waits. When the
+# owner's member fails its check, that folio is not made uptodate, and its
+# reader fills it from its own member. m3's reads are delayed (dm-delay)
+# so that the owner is still reading when the second reader comes; a page
+# kept mapped splits the owner's granule, so that the second reader finds
+# a page of it missing.
+i3=/mnt/img/m3.img m3=/mnt/m3 slow=pcdedup-slow
+truncate -s 1G $i3
+l3=$(losetup -f --show $i3) || die i-setup-loop
+delay() { # READ_DELAY_MS
+	dmsetup suspend $slow && dmsetup reload $slow --table "0 $(blockdev --getsz "$l3") delay $l3 0 $1" &&
+		dmsetup resume $slow
+}
+slowfs() { # an XFS on dm-delay over l3 at m3, reads not delayed yet
+	dmsetup create $slow --table "0 $(blockdev --getsz "$l3") delay $l3 0 0" &&
+		dmsetup mknodes $slow && mkfs.xfs -q -f /dev/mapper/$slow >/dev/null &&
+		mkdir -p $m3 && mount /dev/mapper/$slow $m3
+}
+slowfs || die i-setup-m3
+tagcopy() { cp $T "$1" && tag "$1" 1; }
+tagcopy $m1/i || die i-setup-m1
+tagcopy $m3/i || die i-setup-m3-file
+# The first 512 KiB, granule 0, rewritten on m3.
+check i-rewrite-member3-on-disk rewrite_member $m3/i $i3 "$l3" 0 $((512 * 1024)) $T /tmp/i.own
+blockdev --flushbufs /dev/mapper/$slow
+drop_caches
+hb0=$(vmc fill_handed) fb0=$(vmc fill_bad)
+rm -f /tmp/i*.ready /tmp/i*.go
+# Page 100 alone, mapped: a fault without read-around fills granule 0 from
+# m1 in single pages, and dropping the cache keeps only the mapped one.
+python3 -c 'import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+m.madvise(mmap.MADV_RANDOM)
+m[100 * 4096]
+open("/tmp/im.ready", "w").close()
+while not os.path.exists("/tmp/im.go"):
+    time.sleep(0.05)' $m1/i &
+mpid=$!
+python3 "$ipy/reader.py" $m3/i $T --own /tmp/i.own wait:/tmp/ia read:0:4096 >/tmp/i.ra 2>&1 &
+apid=$!
+await /tmp/im $mpid || die i-setup-mapper
+await /tmp/ia $apid || die i-setup-reader
+echo 1 >/proc/sys/vm/drop_caches
+delay 4000 || die i-setup-delay
+# Reader A, on m3, misses page 0: its fill owns granule 0 and waits 4 s
+# for m3. Then page 100 is dropped, and reader B, on m1, misses it.
+go /tmp/ia
+sleep 0.5
+go /tmp/im
+wait $mpid
+echo 1 >/proc/sys/vm/drop_caches
+rb=$(python3 "$ipy/reader.py" $m1/i $T read:409600:413696)
+wait $apid
+ra=$(cat /tmp/i.ra)
+delay 0
+echo "# i: reader A (m3): $ra; reader B (m1): $rb; pages handed: $(($(vmc fill_handed) - hb0))"
+grew i-folio-handed-to-owner "$hb0" "$(vmc fill_handed)"
+all_true i-good-member-reader-true "$rb" 4096
+# Its page 0 is EIO, or true when another member's fill took it first.
+no_wrong i-bad-member-reader-eio-or-true "$ra"
+grew i-fill-bad-counted "$fb0" "$(vmc fill_bad)"
+vf0=$(vmc fill_verified)
+all_true i-good-member-all-true "$(python3 "$ipy/reader.py" $m1/i $T read)" $S
+# The folios the failed fill left not uptodate are taken into the next fill
+# of their granule, not each filled alone, reading the granule again: at
+# most the file's 16 granules are checked (and one more, when a reader
+# held one of those folios locked then).
+vf=$(($(vmc fill_verified) - vf0))
+echo "# i: granule checks reading the whole file afterwards: $vf"
+check i-left-folios-refilled-once test "$vf" -le 17
+umount $m3
+dmsetup remove $slow
+losetup -d "$l3"
+
 umount $m1 $m2
 losetup -d "$l1" "$l2"
