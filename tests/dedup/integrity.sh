@@ -510,11 +510,15 @@ apid=$!
 await /tmp/im $mpid || die i-setup-mapper
 await /tmp/ia $apid || die i-setup-reader
 echo 1 >/proc/sys/vm/drop_caches
-delay 4000 || die i-setup-delay
-# Reader A, on m3, misses page 0: its fill owns granule 0 and waits 4 s
-# for m3. Then page 100 is dropped, and reader B, on m1, misses it.
+delay 6000 || die i-setup-delay
+# Reader A, on m3, misses page 0: its fill owns granule 0 and waits 6 s
+# for m3 (A sleeps in D state on its folio meanwhile). Then page 100 is
+# dropped, and reader B, on m1, misses it.
 go /tmp/ia
-sleep 0.5
+for _ in $(seq 60); do
+	[ "$(awk '{print $3}' /proc/$apid/stat 2>/dev/null)" = D ] && break
+	sleep 0.05
+done
 go /tmp/im
 wait $mpid
 echo 1 >/proc/sys/vm/drop_caches
