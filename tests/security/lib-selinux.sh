@@ -91,6 +91,9 @@ setup_policy() {
 	local kb src classes c cap i bit
 	kb=$(kernel_build) || die setup "no build directory for kernel $(uname -v)"
 	src=$(readlink -f "$kb/source" 2>/dev/null || true)
+	# The link is a host path; a repository under a guest tmpfs (/tmp)
+	# reaches the same tree through its own build/.
+	[ -f "$src/scripts/selinux/mdp/mdp.c" ] || src=build/$(basename "$(readlink "$kb/source")")
 	[ -f "$src/scripts/selinux/mdp/mdp.c" ] || src=$kb
 	mkdir -p "$w"
 	gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$seh" "$here/seh.c" || die setup "cannot compile seh.c"
