@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "secret.h"
+
 /*
  * tag and verify: files smaller than this get and need no key. 1: every
  * non-empty file, as the kernel shares every tagged file by default (its
@@ -22,7 +24,7 @@
 
 /* Long option values for the options below that have no short form. */
 enum { OPT_MIN_SIZE = 0x100, OPT_MISSING_OK, OPT_JSON, OPT_SYSFS,
-	OPT_VMSTAT, OPT_SHARES, OPT_TREE_LEVEL };
+	OPT_VMSTAT, OPT_SHARES, OPT_TREE_LEVEL, OPT_SECRET_FILE };
 
 /* One option: getopt's value (a letter when it has a short form). */
 struct opt_spec {
@@ -51,10 +53,13 @@ struct cmd_spec {
 #define OPT_SPEC_JOBS { "jobs", 'j', "N", "hash N files at once (default: online CPUs)" }
 #define OPT_SPEC_CROSS_FS { "cross-fs", 'x', NULL, "descend into other mounted filesystems" }
 #define OPT_SPEC_JSON(what) { "json", OPT_JSON, NULL, what }
+#define OPT_SPEC_SECRET_FILE { "secret-file", OPT_SECRET_FILE, "FILE", "the secret (default: $" \
+	SECRET_FILE_ENV ",\nelse " DEFAULT_SECRET_FILE ")" }
 #define OPT_SPEC_END { NULL, 0, NULL, NULL }
 #define EXIT_SPEC_USAGE { 2, "usage error" }
 #define EXIT_SPEC_FATAL { 4, "fatal error (out of memory, cannot start threads, ...)" }
 #define EXIT_SPEC_NO_CAP { 5, "needs CAP_SYS_ADMIN (trusted.* attributes): run as root" }
+#define EXIT_SPEC_NO_SECRET { 6, "no valid secret file (see --secret-file)" }
 #define EXIT_SPEC_END { -1, NULL }
 
 /* Print the command's help, generated from its tables. */

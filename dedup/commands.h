@@ -15,6 +15,7 @@ struct command {
 	int (*run)(int argc, char **argv);
 };
 
-extern const struct command cmd_tag, cmd_untag, cmd_verify, cmd_status;
+extern const struct command cmd_tag, cmd_untag, cmd_verify, cmd_status, cmd_secret,
+	cmd_domain;
 
 #endif

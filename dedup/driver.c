@@ -209,6 +209,9 @@ static int shared_option(struct driver *d, int c, const char *arg)
 	case OPT_JSON:
 		d->json = true;
 		return 1;
+	case OPT_SECRET_FILE:
+		d->secret_file = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -257,6 +260,15 @@ int driver_main(const struct walk_cmd *cmd, void *ctx, int argc, char **argv)
 		msg_line("%s", NO_CAP_MESSAGE);
 		return EXIT_NO_CAP;
 	}
+	if (cmd->needs_secret) {
+		const char *path = secret_path(d.secret_file);
+		char why[256];
+
+		if (secret_read(path, &d.secret, why, sizeof(why)) != 0) {
+			path_error(path, "no secret: %s", why);
+			return EXIT_NO_SECRET;
+		}
+	}
 	pthread_mutex_init(&d.lock, NULL);
 	progress_init(&d.progress, cmd->hashes && !d.quiet && isatty(STDERR_FILENO));
 	wo.min_size = d.min_size;
@@ -283,5 +295,6 @@ int driver_main(const struct walk_cmd *cmd, void *ctx, int argc, char **argv)
 	}
 	free(d.list);
 	pthread_mutex_destroy(&d.lock);
+	memset(&d.secret, 0, sizeof(d.secret));
 	return status;
 }

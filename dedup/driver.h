@@ -2,7 +2,8 @@
 /*
  * The one skeleton of tag, untag and verify: parse the command line from
  * the command's table (the shared options here, its own through a
- * callback), check for CAP_SYS_ADMIN, walk the paths feeding a worker pool,
+ * callback), check for CAP_SYS_ADMIN, read the secret (for the commands
+ * that make or check MACs), walk the paths feeding a worker pool,
  * show progress, count what the walk skips, report problems, print the
  * summary (human or JSON) and choose the exit status. A command is a small
  * struct of callbacks and its own counters.
@@ -18,6 +19,7 @@
 #include "cmdline.h"
 #include "pool.h"
 #include "progress.h"
+#include "secret.h"
 #include "summary.h"
 #include "walk.h"
 
@@ -29,6 +31,7 @@ struct walk_cmd {
 	bool keyable_only;	/* queue only non-empty files of min_size bytes */
 	bool hashes;		/* reads whole files: progress line, bytes hashed */
 	bool lists_problems;	/* "status\tpath" lines; a problem list in JSON */
+	bool needs_secret;	/* makes or checks MACs: --secret-file, the secret read */
 	/* One of the command's own options: 0, or the exit status (usage error). */
 	int (*option)(struct driver *d, int opt, const char *arg);
 	/* On a worker thread: process one file. */
@@ -49,6 +52,8 @@ struct driver {
 	unsigned jobs;
 	uint64_t min_size;
 	bool cross_fs, quiet, json, dry_run;
+	const char *secret_file;	/* --secret-file, or NULL */
+	struct secret secret;		/* read before the walk, if needs_secret */
 
 	struct pool *pool;
 	struct progress progress;

@@ -15,7 +15,8 @@ static_assert(sizeof(struct pcdedup_key) == 16, "pcdedup_key header is 16 bytes"
 static_assert(offsetof(struct pcdedup_key, tree_level) == 4, "tree_level at offset 4");
 static_assert(offsetof(struct pcdedup_key, size) == 8, "size field at offset 8");
 static_assert(offsetof(struct pcdedup_key, digest) == 16, "digest at offset 16");
-static_assert(KEY_MAX_HASHES == 2046, "a 64 KiB value holds 2046 level hashes");
+static_assert(KEY_HASHES_OFFSET == 80, "hashes after header, digest and MAC");
+static_assert(KEY_MAX_HASHES == 2045, "a 64 KiB value holds 2045 level hashes");
 
 uint64_t key_level_count(uint64_t size, unsigned level)
 {
@@ -43,7 +44,7 @@ unsigned key_root_level(uint64_t size)
 
 uint64_t key_value_len(uint64_t size, unsigned level)
 {
-	return KEY_HDR_LEN + (1 + key_level_count(size, level)) * KEY_HASH_LEN;
+	return KEY_HASHES_OFFSET + key_level_count(size, level) * KEY_HASH_LEN;
 }
 
 uint8_t *key_encode(const struct content_key *key, size_t *len)
@@ -64,7 +65,8 @@ uint8_t *key_encode(const struct content_key *key, size_t *len)
 	/* memcpy, not a cast: @buf need not be aligned for the __le64 field. */
 	memcpy(buf, &hdr, sizeof(hdr));
 	memcpy(buf + KEY_HDR_LEN, key->digest, KEY_HASH_LEN);
-	memcpy(buf + KEY_HDR_LEN + KEY_HASH_LEN, key->hashes, count * KEY_HASH_LEN);
+	memcpy(buf + KEY_MAC_OFFSET, key->mac, KEY_MAC_LEN);
+	memcpy(buf + KEY_HASHES_OFFSET, key->hashes, count * KEY_HASH_LEN);
 	return buf;
 }
 
@@ -114,8 +116,9 @@ enum key_status key_decode(const void *buf, size_t len, struct content_key *key,
 		return KEY_MALFORMED;
 	}
 	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.version == KEY_V1_VERSION) {
-		snprintf(why, whylen, "version 1 key, run pcdedup tag to rewrite it");
+	if (hdr.version == KEY_V1_VERSION || hdr.version == KEY_V2_VERSION) {
+		snprintf(why, whylen, "version %u key%s, run pcdedup tag to rewrite it",
+			 hdr.version, hdr.version == KEY_V2_VERSION ? " (no MAC)" : "");
 		return KEY_OLD;
 	}
 	if (!header_ok(&hdr, why, whylen))
@@ -130,6 +133,11 @@ enum key_status key_decode(const void *buf, size_t len, struct content_key *key,
 			 hdr.tree_level, key_root_level(size), (unsigned long long)size);
 		return KEY_MALFORMED;
 	}
+	if (hdr.tree_level > KEY_MAX_KEY_LEVEL) {
+		snprintf(why, whylen, "tree level %u: the kernel honours levels 0 to %u only",
+			 hdr.tree_level, (unsigned)KEY_MAX_KEY_LEVEL);
+		return KEY_MALFORMED;
+	}
 	want = key_value_len(size, hdr.tree_level);
 	if (len != want) {
 		snprintf(why, whylen, "key is %zu bytes, expected %llu for level %u of %llu bytes",
@@ -140,7 +148,8 @@ enum key_status key_decode(const void *buf, size_t len, struct content_key *key,
 	key->size = size;
 	key->level = hdr.tree_level;
 	memcpy(key->digest, (const uint8_t *)buf + KEY_HDR_LEN, KEY_HASH_LEN);
-	key->hashes = (const uint8_t *)buf + KEY_HDR_LEN + KEY_HASH_LEN;
+	memcpy(key->mac, (const uint8_t *)buf + KEY_MAC_OFFSET, KEY_MAC_LEN);
+	key->hashes = (const uint8_t *)buf + KEY_HASHES_OFFSET;
 	return KEY_OK;
 }
 
@@ -162,6 +171,7 @@ bool key_equal(const struct content_key *a, const struct content_key *b)
 {
 	return a->size == b->size && a->level == b->level &&
 	       memcmp(a->digest, b->digest, sizeof(a->digest)) == 0 &&
+	       memcmp(a->mac, b->mac, sizeof(a->mac)) == 0 &&
 	       memcmp(a->hashes, b->hashes,
 		      key_level_count(a->size, a->level) * KEY_HASH_LEN) == 0;
 }

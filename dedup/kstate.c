@@ -109,6 +109,9 @@ int kstate_read_sysfs(struct kstate *s)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
+		/* A write-only knob (the secret, mode 0200) has nothing to show. */
+		if (!(st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)))
+			continue;
 		value = read_value(dirfd(d), de->d_name);
 		if (!value) {
 			fprintf(stderr, "pcdedup: cannot read %s/", s->sysfs_dir);

@@ -47,8 +47,9 @@ struct kstate {
 };
 
 /*
- * Read every regular file of @s->sysfs_dir. Returns -1 with errno set if
- * the directory cannot be opened (ENOENT: the kernel has no pcdedup).
+ * Read every regular file of @s->sysfs_dir but the write-only ones (the
+ * secret). Returns -1 with errno set if the directory cannot be opened
+ * (ENOENT: the kernel has no pcdedup).
  */
 int kstate_read_sysfs(struct kstate *s);
 /* These note failures in @s (vmstat_err, shares_err, problems). */

@@ -13,7 +13,7 @@
 #endif
 
 static const struct command *const commands[] = {
-	&cmd_tag, &cmd_untag, &cmd_verify, &cmd_status,
+	&cmd_tag, &cmd_untag, &cmd_verify, &cmd_status, &cmd_secret, &cmd_domain,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -22,9 +22,11 @@ static const struct exit_spec all_exits[] = {
 	{ 0, "success" },
 	{ 1, "verify found problems, or some files failed" },
 	EXIT_SPEC_USAGE,
-	{ 3, "the kernel has no pcdedup support (status)" },
+	{ 3, "the kernel has no pcdedup support (status), or no secret (secret load)" },
 	EXIT_SPEC_FATAL,
-	{ 5, "needs CAP_SYS_ADMIN for trusted.* attributes (tag, untag, verify)" },
+	{ 5, "needs CAP_SYS_ADMIN for trusted.* attributes (tag, untag, verify, domain),\n"
+	     "     or root (secret load)" },
+	{ 6, "no valid secret file (tag, verify, secret load, domain)" },
 	EXIT_SPEC_END,
 };
 
@@ -32,7 +34,8 @@ static void main_help(void)
 {
 	printf("Usage: pcdedup COMMAND [OPTION]... [PATH]...\n"
 	       "Manage the content keys (" PCDEDUP_XATTR_NAME ") that let the kernel share\n"
-	       "page-cache pages between files with identical content.\n"
+	       "page-cache pages between files with identical content, the secret that\n"
+	       "makes their MACs, and the sharing domains of filesystems.\n"
 	       "\nCommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		printf("  %-8s %s\n", commands[i]->spec->name, commands[i]->spec->summary);

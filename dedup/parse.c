@@ -72,7 +72,7 @@ bool parse_jobs(const char *s, unsigned *out)
 
 bool parse_tree_level(const char *s, unsigned *out)
 {
-	return parse_uint_range(s, 0, KEY_MAX_LEVEL, out);
+	return parse_uint_range(s, 0, KEY_MAX_KEY_LEVEL, out);
 }
 
 unsigned default_jobs(void)

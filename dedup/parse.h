@@ -17,7 +17,7 @@ bool parse_size(const char *s, uint64_t *out);
 #define MAX_JOBS 1024
 bool parse_jobs(const char *s, unsigned *out);
 
-/* A Merkle tree level, 0 to KEY_MAX_LEVEL. */
+/* A Merkle tree level a key may carry, 0 to KEY_MAX_KEY_LEVEL (2). */
 bool parse_tree_level(const char *s, unsigned *out);
 
 /* Number of online CPUs, at least 1: the default worker count. */

@@ -16,14 +16,16 @@ static bool too_large(int err)
 	return err == E2BIG || err == ENOSPC || err == ERANGE;
 }
 
-/* The value for tree level @level, in a new buffer of @len bytes. */
-static uint8_t *encode_level(const struct file_tree *tree, unsigned level,
-			     size_t *len)
+uint8_t *setkey_value(const struct file_tree *tree, unsigned level,
+		      const struct setkey_opts *o, size_t *len)
 {
 	struct content_key key;
+	uint8_t *v;
 
 	tree_key(tree, level, &key);
-	return key_encode(&key, len);
+	v = key_encode(&key, len);
+	key_mac(o->secret, v, o->id, v + KEY_MAC_OFFSET);
+	return v;
 }
 
 static bool same_value(const uint8_t *want, size_t len, const void *have,
@@ -35,10 +37,10 @@ static bool same_value(const uint8_t *want, size_t len, const void *have,
 
 /* Is the value for @level what the file has now? */
 static bool holds(const struct file_tree *tree, unsigned level,
-		  const void *have, ssize_t have_len)
+		  const struct setkey_opts *o, const void *have, ssize_t have_len)
 {
 	size_t len;
-	uint8_t *want = encode_level(tree, level, &len);
+	uint8_t *want = setkey_value(tree, level, o, &len);
 	bool same = same_value(want, len, have, have_len);
 
 	free(want);
@@ -53,6 +55,11 @@ static bool level_range(const struct file_tree *tree, const struct setkey_opts *
 
 	if (o->level >= 0) {
 		l = (unsigned)o->level;
+		if (l > KEY_MAX_KEY_LEVEL) {
+			snprintf(why, whylen, "tree level %u: the kernel honours levels 0 to %u only",
+				 l, (unsigned)KEY_MAX_KEY_LEVEL);
+			return false;
+		}
 		if (l > tree->root_level) {
 			snprintf(why, whylen, "no tree level %u for a file of %llu bytes "
 				 "(its root is level %u)", l,
@@ -73,8 +80,16 @@ static bool level_range(const struct file_tree *tree, const struct setkey_opts *
 	/* The levels too long for any attribute are not even kept. */
 	for (l = 0; !tree_has_level(tree, l); l++)
 		;
+	if (l > KEY_MAX_KEY_LEVEL) {
+		snprintf(why, whylen, "too large for a key: its level %u would be %llu bytes, "
+			 "more than an extended attribute holds (%d), and the kernel honours "
+			 "levels 0 to %u only; not tagged", (unsigned)KEY_MAX_KEY_LEVEL,
+			 (unsigned long long)key_value_len(tree->size, KEY_MAX_KEY_LEVEL),
+			 KEY_MAX_LEN, (unsigned)KEY_MAX_KEY_LEVEL);
+		return false;
+	}
 	*first = l;
-	*last = tree->root_level;
+	*last = tree->root_level < KEY_MAX_KEY_LEVEL ? tree->root_level : KEY_MAX_KEY_LEVEL;
 	return true;
 }
 
@@ -91,14 +106,14 @@ enum setkey_result set_key(int fd, const struct file_tree *tree,
 	if (o->dry_run) {
 		/* Nothing is written, so the filesystem cannot be asked. */
 		for (*level = first; *level <= last; (*level)++)
-			if (holds(tree, *level, have, have_len))
+			if (holds(tree, *level, o, have, have_len))
 				return SETKEY_UNCHANGED;
 		*level = first;
 		return SETKEY_WRITTEN;
 	}
 	for (*level = first;; (*level)++) {
 		size_t len;
-		uint8_t *want = encode_level(tree, *level, &len);
+		uint8_t *want = setkey_value(tree, *level, o, &len);
 		int err = 0;
 
 		if (same_value(want, len, have, have_len)) {
@@ -116,8 +131,10 @@ enum setkey_result set_key(int fd, const struct file_tree *tree,
 		if (err == ETXTBSY)
 			snprintf(why, whylen, "in use (open for write or shared), not tagged");
 		else if (too_large(err))
-			snprintf(why, whylen, "cannot set %s: %s (level %u key, %zu bytes)",
-				 PCDEDUP_XATTR_NAME, xattr_reason(err), *level, len);
+			snprintf(why, whylen, "cannot set %s: %s (level %u key, %zu bytes)%s",
+				 PCDEDUP_XATTR_NAME, xattr_reason(err), *level, len,
+				 o->level < 0 && *level == KEY_MAX_KEY_LEVEL ?
+				 "; the kernel honours no higher level: not tagged" : "");
 		else
 			snprintf(why, whylen, "cannot set %s: %s", PCDEDUP_XATTR_NAME,
 				 xattr_reason(err));

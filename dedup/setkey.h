@@ -4,7 +4,9 @@
  * takes. Level 0 lets the kernel check every 4 KiB block on its own but
  * needs 32 bytes per block; filesystems cap attribute values (ext4 without
  * ea_inode: one block; XFS and the VFS: 64 KiB), so when a value is refused
- * as too large (E2BIG, ENOSPC, ERANGE) the next level up is tried.
+ * as too large (E2BIG, ENOSPC, ERANGE) the next level up is tried, up to
+ * level 2: the kernel honours no higher one, so a file whose level 2 does
+ * not fit is not tagged. Every value carries its MAC for the file.
  */
 #ifndef PCDEDUP_SETKEY_H
 #define PCDEDUP_SETKEY_H
@@ -13,11 +15,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "mac.h"
+#include "secret.h"
 #include "tree.h"
 
 struct setkey_opts {
 	int level;		/* force this tree level; -1: the lowest that fits */
 	bool dry_run;		/* compare only, write nothing */
+	const struct secret *secret;		/* the MAC's */
+	const struct file_identity *id;		/* the file's */
 };
 
 enum setkey_result {
@@ -36,5 +42,9 @@ enum setkey_result set_key(int fd, const struct file_tree *tree,
 			   const struct setkey_opts *o, const void *have,
 			   ssize_t have_len, unsigned *level, int *err, char *why,
 			   size_t whylen);
+
+/* The value, MAC included, for tree level @level (kept) of @tree: free() it. */
+uint8_t *setkey_value(const struct file_tree *tree, unsigned level,
+		      const struct setkey_opts *o, size_t *len);
 
 #endif

@@ -22,7 +22,7 @@ void summary_count(struct summary *s, const char *key, const char *label,
 	if (s->json)
 		summary_json_count(s, key, v);
 	else
-		printf("%-11s %llu%s%s\n", label, v, note ? " " : "", note ? note : "");
+		printf("%-16s %llu%s%s\n", label, v, note ? " " : "", note ? note : "");
 }
 
 void summary_json_count(struct summary *s, const char *key, unsigned long long v)
@@ -44,7 +44,7 @@ void summary_json_bool(struct summary *s, const char *key, bool v)
 void summary_hashed(struct summary *s, unsigned long long bytes, double secs)
 {
 	if (!s->json) {
-		printf("%-11s %llu bytes in %.3f s (%.1f MB/s)\n", "hashed:", bytes, secs,
+		printf("%-16s %llu bytes in %.3f s (%.1f MB/s)\n", "hashed:", bytes, secs,
 		       secs > 0 ? (double)bytes / 1e6 / secs : 0);
 		return;
 	}

@@ -13,13 +13,14 @@
 #include "exitcode.h"
 #include "fileops.h"
 #include "key.h"
+#include "mac.h"
 #include "parse.h"
 #include "setkey.h"
 #include "util.h"
 
 struct tag_run {
 	int level;		/* --tree-level, or -1 */
-	atomic_ullong tagged, migrated, unchanged;
+	atomic_ullong tagged, migrated, reauthenticated, unchanged;
 };
 
 /*
@@ -37,13 +38,39 @@ static bool changed_since(int fd, const struct stat *seen)
 	       now.st_mtim.tv_nsec != seen->st_mtim.tv_nsec;
 }
 
-/* Is @value (@len bytes, negative: none) a version 1 key? */
-static bool old_format(const uint8_t *value, ssize_t len)
+/*
+ * What writing the level @level value over @have (@len bytes, negative:
+ * none) did: migrated a version 1 or 2 key, gave a key that was right but
+ * for its MAC (copied from another file, or made with another secret) its
+ * MAC, or put a key where there was none or a wrong one.
+ */
+static atomic_ullong *outcome(struct tag_run *run, const uint8_t *have, ssize_t len,
+			      const struct file_tree *tree, unsigned level,
+			      const struct setkey_opts *set)
 {
 	struct content_key key;
+	atomic_ullong *counter = &run->tagged;
 	char why[128];
+	size_t wlen;
+	uint8_t *want;
 
-	return len >= 0 && key_decode(value, (size_t)len, &key, why, sizeof(why)) == KEY_OLD;
+	if (len < 0)
+		return counter;
+	switch (key_decode(have, (size_t)len, &key, why, sizeof(why))) {
+	case KEY_OLD:
+		return &run->migrated;
+	case KEY_MALFORMED:
+		return counter;
+	case KEY_OK:
+		break;
+	}
+	want = setkey_value(tree, level, set, &wlen);
+	if (wlen == (size_t)len && memcmp(want, have, KEY_MAC_OFFSET) == 0 &&
+	    memcmp(want + KEY_HASHES_OFFSET, have + KEY_HASHES_OFFSET,
+		   wlen - KEY_HASHES_OFFSET) == 0)
+		counter = &run->reauthenticated;
+	free(want);
+	return counter;
 }
 
 /* Set the key of the open file @fd, hashed into @tree, and count the outcome. */
@@ -51,12 +78,21 @@ static void tag_tree(struct driver *d, int fd, const struct work_item *it,
 		     const struct file_tree *tree, const struct stat *seen)
 {
 	struct tag_run *run = d->ctx;
-	const struct setkey_opts set = { .level = run->level, .dry_run = d->dry_run };
-	uint8_t *have = xmalloc(KEY_MAX_LEN);
+	struct file_identity id;
+	const struct setkey_opts set = { .level = run->level, .dry_run = d->dry_run,
+					 .secret = &d->secret, .id = &id };
+	uint8_t *have;
 	char why[256];
 	unsigned level;
 	ssize_t got;
 	int err;
+
+	/* What the MAC binds the key to. */
+	if (file_identity(fd, &id, why, sizeof(why)) != 0) {
+		driver_error(d, it->path, why);
+		return;
+	}
+	have = xmalloc(KEY_MAX_LEN);
 
 	/* No key yet (ENODATA) or one too long to be valid (ERANGE): replace. */
 	got = fgetxattr(fd, PCDEDUP_XATTR_NAME, have, KEY_MAX_LEN);
@@ -86,7 +122,7 @@ static void tag_tree(struct driver *d, int fd, const struct work_item *it,
 		driver_error(d, it->path, "file changed while tagged; key removed");
 		goto out;
 	}
-	atomic_fetch_add(old_format(have, got) ? &run->migrated : &run->tagged, 1);
+	atomic_fetch_add(outcome(run, have, got, tree, level, &set), 1);
 out:
 	free(have);
 }
@@ -120,7 +156,9 @@ static void tag_summary(struct driver *d, struct summary *s)
 	summary_count(s, "tagged", "tagged:", run->tagged,
 		      d->dry_run ? "(dry run: no key written)" : NULL);
 	summary_count(s, "migrated", "migrated:", run->migrated,
-		      "(version 1 keys rewritten)");
+		      "(version 1 and 2 keys rewritten)");
+	summary_count(s, "reauthenticated", "reauthenticated:", run->reauthenticated,
+		      "(keys with a wrong MAC rewritten)");
 	summary_count(s, "unchanged", "unchanged:", run->unchanged, NULL);
 	driver_summary_skipped(d, s);
 	driver_summary_errors(d, s, "failed", "failed:");
@@ -134,7 +172,8 @@ static int tag_option(struct driver *d, int c, const char *arg)
 	if (c != OPT_TREE_LEVEL)
 		return usage_hint("tag");
 	if (!parse_tree_level(arg, &level))
-		return usage_error("tag", "bad tree level '%s' (0 to %d)", arg, KEY_MAX_LEVEL);
+		return usage_error("tag", "bad tree level '%s' (0 to %d: the kernel honours no "
+				   "other)", arg, KEY_MAX_KEY_LEVEL);
 	run->level = (int)level;
 	return 0;
 }
@@ -143,9 +182,10 @@ static const struct opt_spec tag_opts[] = {
 	OPT_SPEC_JOBS,
 	{ "min-size", OPT_MIN_SIZE, "S", "skip files below S bytes (K, M, G, T; default 1:\n"
 	  "every non-empty file); empty files never get a key" },
-	{ "tree-level", OPT_TREE_LEVEL, "N", "write tree level N (0 to 8), never another one" },
+	{ "tree-level", OPT_TREE_LEVEL, "N", "write tree level N (0 to 2), never another one" },
 	{ "dry-run", 'n', NULL, "hash and compare, but write no key" },
 	OPT_SPEC_CROSS_FS,
+	OPT_SPEC_SECRET_FILE,
 	OPT_SPEC_JSON("the summary as one JSON object"),
 	{ "quiet", 'q', NULL, "no summary, no progress line, only errors" },
 	OPT_SPEC_END,
@@ -157,6 +197,7 @@ static const struct exit_spec tag_exits[] = {
 	EXIT_SPEC_USAGE,
 	EXIT_SPEC_FATAL,
 	EXIT_SPEC_NO_CAP,
+	EXIT_SPEC_NO_SECRET,
 	EXIT_SPEC_END,
 };
 
@@ -167,14 +208,20 @@ static const struct cmd_spec tag_spec = {
 	.intro =
 	"Hash every regular file under PATH (its fs-verity digest and Merkle tree,\n"
 	"SHA-256) and set its content key, the extended attribute\n"
-	PCDEDUP_XATTR_NAME ": the digest and one level of the tree, the lowest\n"
-	"level whose value the filesystem accepts. Symbolic links are never\n"
-	"followed; empty files get no key; a key that is already correct is left\n"
-	"alone (\"unchanged\"); version 1 keys are rewritten (\"migrated\").",
+	PCDEDUP_XATTR_NAME ": the digest, a MAC made with the secret that binds\n"
+	"the key to the file (its filesystem's UUID, its inode number and\n"
+	"generation) and one level of the tree, the lowest level whose value the\n"
+	"filesystem accepts, at most 2 (a file whose level 2 does not fit is not\n"
+	"tagged). Symbolic links are never followed; empty files get no key; a\n"
+	"key that is already correct is left alone (\"unchanged\"); version 1 and\n"
+	"2 keys are rewritten (\"migrated\"), and so are keys whose MAC is wrong\n"
+	"(\"reauthenticated\": copied from another file, or made with another\n"
+	"secret).",
 	.opts = tag_opts,
 	.notes =
-	"Needs CAP_SYS_ADMIN to set trusted.* attributes: without it tag stops\n"
-	"at once. Prints a summary on standard output (tagged, migrated,\n"
+	"Needs CAP_SYS_ADMIN to set trusted.* attributes and a valid secret file\n"
+	"('pcdedup secret new'): without either tag stops at once. Prints a\n"
+	"summary on standard output (tagged, migrated, reauthenticated,\n"
 	"unchanged, skipped, failed, bytes, MB/s); on a terminal a progress line\n"
 	"on stderr meanwhile. Every file that fails gets one line\n"
 	"'pcdedup: PATH: REASON' on stderr, 'in use (open for write or shared),\n"
@@ -190,6 +237,7 @@ static int tag_main(int argc, char **argv)
 		.min_size = DEFAULT_MIN_SIZE,
 		.keyable_only = true,
 		.hashes = true,
+		.needs_secret = true,
 		.option = tag_option,
 		.work = tag_file,
 		.summary = tag_summary,

@@ -72,6 +72,7 @@ void tree_key(const struct file_tree *t, unsigned level, struct content_key *key
 {
 	key->size = t->size;
 	key->level = level;
+	memset(key->mac, 0, sizeof(key->mac));
 	memcpy(key->digest, t->digest, KEY_HASH_LEN);
 	key->hashes = t->level[level];
 }

@@ -47,7 +47,10 @@ int tree_add_block(struct file_tree *t, const void *block, size_t len,
 /* The root hash, from the descriptor; it is the one hash of the root level. */
 void tree_set_root(struct file_tree *t, const uint8_t root[KEY_HASH_LEN]);
 
-/* @key for tree level @level, which must be kept; its hashes point into @t. */
+/*
+ * @key for tree level @level, which must be kept; its hashes point into @t.
+ * Its MAC is zero: only the file and the secret make it (setkey.h).
+ */
 void tree_key(const struct file_tree *t, unsigned level, struct content_key *key);
 
 #endif

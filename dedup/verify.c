@@ -13,11 +13,12 @@
 #include "exitcode.h"
 #include "fileops.h"
 #include "key.h"
+#include "mac.h"
 #include "util.h"
 
 struct verify_run {
 	bool missing_ok;
-	atomic_ullong correct, untagged, missing, old, malformed, mismatch;
+	atomic_ullong correct, untagged, missing, old, malformed, unauthenticated, mismatch;
 };
 
 /* Compare the decoded key @want with the file's @tree; false with a reason. */
@@ -51,6 +52,19 @@ static bool key_matches(const struct content_key *want, const struct file_tree *
 	return true;
 }
 
+/* Is the MAC of the key in @buf right for the open file @fd? -1: cannot tell. */
+static int mac_right(struct driver *d, int fd, const uint8_t *buf,
+		     const struct content_key *key, char *why, size_t whylen)
+{
+	struct file_identity id;
+	uint8_t mac[KEY_MAC_LEN];
+
+	if (file_identity(fd, &id, why, whylen) != 0)
+		return -1;
+	key_mac(&d->secret, buf, &id, mac);
+	return mac_equal(mac, key->mac);
+}
+
 /* Check the key in attribute value @buf (@len bytes) against the file. */
 static void verify_key(struct driver *d, struct hasher *h, int fd,
 		       const struct work_item *it, const struct stat *st,
@@ -69,6 +83,20 @@ static void verify_key(struct driver *d, struct hasher *h, int fd,
 		driver_problem(d, &run->malformed, "malformed", it->path, why);
 		return;
 	case KEY_OK:
+		break;
+	}
+	/* The kernel ignores a key whose MAC is wrong, whatever it says. */
+	switch (mac_right(d, fd, buf, &want, why, sizeof(why))) {
+	case -1:
+		driver_error(d, it->path, why);
+		return;
+	case 0:
+		driver_problem(d, &run->unauthenticated, "unauthenticated", it->path,
+			       "the MAC is not this file's under the secret (a key copied "
+			       "from another file, or made with another secret): the kernel "
+			       "does not honour it, pcdedup tag rewrites it");
+		return;
+	default:
 		break;
 	}
 	/* The size is part of the key: a different size needs no hashing. */
@@ -140,6 +168,7 @@ static void verify_summary(struct driver *d, struct summary *s)
 	summary_count(s, "missing", "missing:", run->missing, NULL);
 	summary_count(s, "old_format", "old-format:", run->old, NULL);
 	summary_count(s, "malformed", "malformed:", run->malformed, NULL);
+	summary_count(s, "unauthenticated", "unauthenticated:", run->unauthenticated, NULL);
 	summary_count(s, "mismatch", "mismatch:", run->mismatch, NULL);
 	driver_summary_errors(d, s, "error", "error:");
 	summary_count(s, "untagged", "untagged:", run->untagged,
@@ -165,6 +194,7 @@ static const struct opt_spec verify_opts[] = {
 	  "empty files never need one" },
 	{ "missing-ok", OPT_MISSING_OK, NULL, "do not report files without a key" },
 	OPT_SPEC_CROSS_FS,
+	OPT_SPEC_SECRET_FILE,
 	OPT_SPEC_JSON("the summary and the problem files as one JSON\n"
 		      "object, instead of the problem lines"),
 	{ "quiet", 'q', NULL, "no summary, no progress line" },
@@ -177,6 +207,7 @@ static const struct exit_spec verify_exits[] = {
 	EXIT_SPEC_USAGE,
 	EXIT_SPEC_FATAL,
 	EXIT_SPEC_NO_CAP,
+	EXIT_SPEC_NO_SECRET,
 	EXIT_SPEC_END,
 };
 
@@ -186,13 +217,18 @@ static const struct cmd_spec verify_spec = {
 	.args = "PATH...",
 	.intro =
 	"Re-hash every regular file under PATH and check its content key: the\n"
-	"size, the fs-verity digest and every hash of the key's tree level.\n"
+	"MAC (with the secret, for this file), the size, the fs-verity digest and\n"
+	"every hash of the key's tree level.\n"
 	"Prints one line per problem on standard output, '<status>\\t<path>',\n"
 	"with the path C-escaped (\\n, \\t, \\\\, \\ooo); status is one of\n"
 	"  missing     no key on a non-empty file of at least --min-size bytes\n"
-	"  old-format  a version 1 key: the kernel ignores it, pcdedup tag\n"
-	"              rewrites it\n"
-	"  malformed   the key is not a valid pcdedup key (reason on stderr)\n"
+	"  old-format  a version 1 or 2 key: the kernel ignores it, pcdedup\n"
+	"              tag rewrites it\n"
+	"  malformed   the key is not a valid pcdedup key, or carries a tree\n"
+	"              level above 2 (reason on stderr)\n"
+	"  unauthenticated  the key's MAC is wrong for this file under the\n"
+	"              secret (copied from another file, or made with another\n"
+	"              secret): the kernel ignores it, pcdedup tag rewrites it\n"
 	"  mismatch    the key's size, digest or tree hashes no longer match\n"
 	"              (details on stderr)\n"
 	"  error       the file or its key could not be read (reason on stderr)",
@@ -200,8 +236,8 @@ static const struct cmd_spec verify_spec = {
 	.notes =
 	"The summary follows the problem lines on standard output; on a terminal\n"
 	"a progress line shows on stderr meanwhile. Reading trusted.* attributes\n"
-	"needs CAP_SYS_ADMIN (without it every key would look missing): verify\n"
-	"stops at once without it.",
+	"needs CAP_SYS_ADMIN (without it every key would look missing), checking\n"
+	"MACs the secret file: verify stops at once without either.",
 	.exits = verify_exits,
 };
 
@@ -212,6 +248,7 @@ static int verify_main(int argc, char **argv)
 		.min_size = DEFAULT_MIN_SIZE,
 		.hashes = true,
 		.lists_problems = true,
+		.needs_secret = true,
 		.option = verify_option,
 		.work = verify_file,
 		.summary = verify_summary,

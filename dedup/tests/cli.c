@@ -3,6 +3,7 @@
 #include "oracle.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,40 @@ const char *bin;
 char fault_lib[PATH_MAX];
 bool have_python;
 char preload_env[PATH_MAX + 16];
+uint8_t test_secret[32];
+char secret_file[PATH_MAX];
+
+void write_secret_file(const char *path, const uint8_t secret[32], unsigned mode)
+{
+	char text[66];
+	int fd;
+
+	for (int i = 0; i < 32; i++)
+		snprintf(text + 2 * i, 3, "%02x", secret[i]);
+	text[64] = '\n';
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 || write(fd, text, 65) != 65 || fchmod(fd, mode) != 0)
+		fprintf(stderr, "cannot write the secret %s: %s\n", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A random secret of the tests' own, for every command they run. */
+static void make_secret(void)
+{
+	char *path = path_join(make_tmpdir("secret"), "secret");
+	FILE *f = fopen("/dev/urandom", "rb");
+
+	if (!f || fread(test_secret, 1, sizeof(test_secret), f) != sizeof(test_secret))
+		fprintf(stderr, "/dev/urandom: %s\n", strerror(errno));
+	if (f)
+		fclose(f);
+	snprintf(secret_file, sizeof(secret_file), "%s", path);
+	free(path);
+	write_secret_file(secret_file, test_secret, 0600);
+	setenv("PCDEDUP_SECRET_FILE", secret_file, 1);
+}
 
 bool cli_init(void)
 {
@@ -30,6 +65,7 @@ bool cli_init(void)
 	if (!realpath("tests/fault_xattr.so", fault_lib))
 		snprintf(fault_lib, sizeof(fault_lib), "tests/fault_xattr.so");
 	snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", fault_lib);
+	make_secret();
 	run_cmd(&spec, py, &r);
 	have_python = r.status == 0;
 	free_result(&r);
@@ -56,13 +92,14 @@ int pcd_env(struct run_result *r, const char *const *env, ...)
 /* The value pcdedup must write for @path at tree @level, from the oracle. */
 uint8_t *expected_value(const char *path, unsigned level, size_t *len)
 {
+	struct oracle_id id;
 	struct oracle o;
 	uint8_t *v = NULL;
 
-	if (!oracle_build(path, &o))
+	if (!oracle_identity(path, &id) || !oracle_build(path, &o))
 		return NULL;
 	if (level <= o.root_level)
-		v = oracle_value(&o, level, len);
+		v = oracle_value(&o, level, test_secret, &id, len);
 	oracle_free(&o);
 	return v;
 }

@@ -21,16 +21,25 @@ extern const char *bin;			/* the pcdedup under test */
 extern char fault_lib[PATH_MAX];	/* tests/fault_xattr.so, absolute */
 extern bool have_python;
 extern char preload_env[PATH_MAX + 16];	/* "LD_PRELOAD=" fault_lib */
+/*
+ * The tests' secret, in a file of their own (secret_file, mode 0600) that
+ * cli_init() names in $PCDEDUP_SECRET_FILE for every command run after it.
+ */
+extern uint8_t test_secret[32];
+extern char secret_file[PATH_MAX];
 
-/* Find the binary and the tools; false (after a FAIL line) if no binary. */
+/* Find the binary and the tools, make the secret; false (after a FAIL line) if no binary. */
 bool cli_init(void);
+
+/* Write @secret as a secret file at @path, mode @mode: 64 hex digits and a newline. */
+void write_secret_file(const char *path, const uint8_t secret[32], unsigned mode);
 
 /* Run pcdedup with @env (may be NULL) and the NULL-ended arguments. */
 int pcd_env(struct run_result *r, const char *const *env, ...);
 #define pcd(r, ...) pcd_env(r, NULL, __VA_ARGS__, (char *)NULL)
 #define pcd_with(r, env, ...) pcd_env(r, env, __VA_ARGS__, (char *)NULL)
 
-/* The value pcdedup must write for @path at tree @level (malloc'd). */
+/* The value pcdedup must write for @path at tree @level (malloc'd), its MAC made with test_secret. */
 uint8_t *expected_value(const char *path, unsigned level, size_t *len);
 /* The tree level of @path's key, or -1 if it has none. */
 int key_level(const char *path);

@@ -7,7 +7,7 @@
 
 static void test_usage(void)
 {
-	static const struct { const char *name; const char *args[6]; } cases[] = {
+	static const struct { const char *name; const char *args[7]; } cases[] = {
 		{ "usage-no-command", { NULL } },
 		{ "usage-unknown-command", { "frobnicate", NULL } },
 		{ "usage-unknown-option", { "tag", "--no-such-option", "/tmp", NULL } },
@@ -19,6 +19,7 @@ static void test_usage(void)
 		{ "usage-bad-min-size", { "tag", "--min-size", "1X", "/tmp", NULL } },
 		{ "usage-bad-tree-level", { "tag", "--tree-level", "9", "/tmp", NULL } },
 		{ "usage-bad-tree-level-text", { "tag", "--tree-level", "-1", "/tmp", NULL } },
+		{ "usage-tree-level-3", { "tag", "--tree-level", "3", "/tmp", NULL } },
 		{ "usage-verify-tree-level", { "verify", "--tree-level", "0", "/tmp", NULL } },
 		{ "usage-missing-argument", { "tag", "/tmp", "-j", NULL } },
 		{ "usage-status-extra-argument", { "status", "extra", NULL } },
@@ -28,6 +29,18 @@ static void test_usage(void)
 		{ "usage-verify-empty-path-among-others", { "verify", "/tmp", "", NULL } },
 		{ "usage-untag-empty-path", { "untag", "-n", "", NULL } },
 		{ "usage-untag-option-of-tag", { "untag", "-j", "2", "/tmp", NULL } },
+		{ "usage-untag-secret-file", { "untag", "--secret-file", "/x", "/tmp", NULL } },
+		{ "usage-secret-no-action", { "secret", NULL } },
+		{ "usage-secret-unknown-action", { "secret", "show", NULL } },
+		{ "usage-secret-new-argument", { "secret", "new", "/tmp/x", NULL } },
+		{ "usage-secret-load-force", { "secret", "load", "--force", NULL } },
+		{ "usage-secret-new-sysfs", { "secret", "new", "--sysfs", "/tmp", NULL } },
+		{ "usage-domain-no-action", { "domain", NULL } },
+		{ "usage-domain-set-no-name", { "domain", "set", "/tmp", NULL } },
+		{ "usage-domain-set-long-name", { "domain", "set", "/tmp",
+			"12345678901234567890123456789012345678901234567890123456789012345", NULL } },
+		{ "usage-domain-show-two-paths", { "domain", "show", "/tmp", "/", NULL } },
+		{ "usage-domain-show-json-value", { "domain", "show", "--json=1", "/tmp", NULL } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -69,6 +82,10 @@ static void test_help_exits(void)
 		{ "untag", "  5  needs CAP_SYS_ADMIN", "  3  " },
 		{ "verify", "  5  needs CAP_SYS_ADMIN", "  3  " },
 		{ "status", "  3  the kernel has no pcdedup support", "  5  " },
+		{ "tag", "  6  no valid secret file", "  3  " },
+		{ "verify", "  6  no valid secret file", "  3  " },
+		{ "untag", "  5  needs CAP_SYS_ADMIN", "  6  " },
+		{ "status", "  1  ", "  6  " },
 	};
 	struct run_result r;
 	char name[64];
@@ -82,7 +99,9 @@ static void test_help_exits(void)
 	}
 	pcd(&r, "help");
 	expect("cli-help-all-exit-codes", contains(r.out, "  3  ") && contains(r.out, "  5  ") &&
-	       contains(r.out, "  tag      hash") && contains(r.out, "  status   show"),
+	       contains(r.out, "  6  ") &&
+	       contains(r.out, "  tag      hash") && contains(r.out, "  status   show") &&
+	       contains(r.out, "  secret   make") && contains(r.out, "  domain   set"),
 	       "%s", r.out);
 	free_result(&r);
 	/* --json is in the help of the commands that take it, generated from one table. */
@@ -95,7 +114,8 @@ static void test_help_exits(void)
 
 static void test_help(void)
 {
-	static const char *const cmds[] = { "tag", "untag", "verify", "status" };
+	static const char *const cmds[] = { "tag", "untag", "verify", "status", "secret",
+					    "domain" };
 	struct run_result r;
 	char name[64];
 

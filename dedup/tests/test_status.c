@@ -47,6 +47,14 @@ static void make_fake(struct fake *f)
 		free(p);
 	}
 	mkdir(path_join(f->sysfs, "subdir"), 0755);	/* not a value: ignored */
+	{
+		/* Write-only, as the kernel's secret (0200): nothing to show. */
+		char *p = path_join(f->sysfs, "secret");
+
+		write_bytes(p, "not-shown\n", 10);
+		chmod(p, 0200);
+		free(p);
+	}
 	f->vmstat = path_join(dir, "vmstat");
 	write_bytes(f->vmstat, vmstat, strlen(vmstat));
 	f->shares = path_join(dir, "shares");
@@ -57,6 +65,7 @@ static const char status_check_py[] =
 	"assert d['enabled'] is True, d['enabled']\n"
 	"assert d['verify'] == 'full', d['verify']\n"
 	"s = d['sysfs']\n"
+	"assert 'secret' not in s, s\n"
 	"assert s['min_size'] == 4096 and s['pages_saved'] == 300, s\n"
 	"assert s['we\"ird\\\\name'] == 'tab\\there \"quoted\"', s\n"
 	"assert s['multi'] == 'line one\\nline two', s\n"
@@ -120,7 +129,8 @@ static void test_status(void)
 	       field_is(r.out, "pages shared:", "100") &&
 	       field_is(r.out, "memory saved:", saved) &&
 	       contains(r.out, "pcdedup_opens_refused_nokey") &&
-	       !contains(r.out, "nr_free_pages") &&
+	       !contains(r.out, "nr_free_pages") && !contains(r.out, "secret") &&
+	       !contains(r.out, "not-shown") &&
 	       contains(r.out, "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"),
 	       "exit %d: %s", r.status, r.out);
 	expect("status-human-escapes", contains(r.out, "line one\\nline two") &&

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tag, verify and untag end to end on temporary trees: round trips, every
- * problem verify must find (old version 1 keys and forged tree hashes
- * included), key digests against `fsverity digest`, the tree level chosen
- * and forced, files that change while hashed, unreadable files, missing
- * privileges, errors injected with LD_PRELOAD (no xattr support, read-only
- * filesystem, values too large, ETXTBSY), and many files through the
- * workers.
+ * problem verify must find (old version 1 and 2 keys, wrong MACs, keys
+ * copied from another file and forged tree hashes included), key digests
+ * against `fsverity digest`, whole keys and their MACs against the oracle,
+ * the tree level chosen and forced (never above 2), the secret (missing,
+ * open to others, another one), files that change while hashed,
+ * unreadable files, missing privileges, errors injected with LD_PRELOAD
+ * (no xattr support, read-only filesystem, values too large, ETXTBSY), and
+ * many files through the workers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -102,8 +104,12 @@ static void test_tag_verify_roundtrip(void)
 		ssize_t na = getxattr(t.big, XATTR, a, 65536);
 		ssize_t nb = getxattr(t.copy, XATTR, b, 65536);
 
-		expect("tag-identical-files-same-key", na > 48 && na == nb &&
-		       memcmp(a, b, (size_t)na) == 0, "keys differ");
+		/* Identical content, two inodes: the same key but for the MAC. */
+		expect("tag-identical-files-same-key-but-mac", na > 80 && na == nb &&
+		       memcmp(a, b, 48) == 0 && memcmp(a + 80, b + 80, (size_t)na - 80) == 0,
+		       "keys differ outside the MAC");
+		expect("tag-identical-files-own-macs", na > 80 && na == nb &&
+		       memcmp(a + 48, b + 48, 32) != 0, "one MAC for two files");
 		free(a);
 		free(b);
 	}
@@ -300,6 +306,35 @@ static void poke_key(const char *path, size_t at, uint8_t value)
 	set_raw(path, key, (size_t)n);
 }
 
+/* A version 2 key, as the pcdedup before MACs wrote it: version 3 less its MAC. */
+static void set_v2_key(const char *path)
+{
+	uint8_t *key = malloc(65536);
+	ssize_t n = getxattr(path, XATTR, key, 65536);
+
+	if (n < 80) {
+		fprintf(stderr, "no key to make a v2 key of on %s\n", path);
+	} else {
+		key[0] = 2;
+		memmove(key + 48, key + 80, (size_t)n - 80);
+		set_raw(path, key, (size_t)n - 32);
+	}
+	free(key);
+}
+
+/* Give @to the key @from carries, byte for byte (as cp -a would). */
+static void copy_key(const char *from, const char *to)
+{
+	uint8_t *key = malloc(65536);
+	ssize_t n = getxattr(from, XATTR, key, 65536);
+
+	if (n < 0)
+		fprintf(stderr, "no key to copy on %s\n", from);
+	else
+		set_raw(to, key, (size_t)n);
+	free(key);
+}
+
 /* A version 1 key, as the old pcdedup wrote it: header + sha256sum. */
 static void set_v1_key(const char *path)
 {
@@ -325,22 +360,22 @@ static void set_v1_key(const char *path)
 static void test_verify_problems(void)
 {
 	/*
-	 * 50000 bytes: 13 blocks, a level 0 key of 16 + 14 * 32 = 464 bytes
-	 * (fits any filesystem), the root on level 1. @byte -1: only the
-	 * length changes; @zero_size: the size field becomes 0.
+	 * 50000 bytes: 13 blocks, a level 0 key of 16 + 32 + 32 + 13 * 32 =
+	 * 496 bytes (fits any filesystem), the root on level 1. @byte -1: only
+	 * the length changes; @zero_size: the size field becomes 0.
 	 */
 	static const struct {
 		const char *name; int byte; uint8_t value; size_t len; bool zero_size;
 	} bad[] = {
 		{ "short", -1, 0, 20, false },
-		{ "long", -1, 0, 464 + 32, false },
-		{ "version", 0, 3, 464, false },
-		{ "algo", 1, 7, 464, false },
-		{ "digest-len", 2, 31, 464, false },
-		{ "log-blocksize", 3, 13, 464, false },
-		{ "level-above-root", 4, 2, 464, false },
-		{ "reserved", 5, 1, 464, false },
-		{ "size-0", -1, 0, 464, true },
+		{ "long", -1, 0, 496 + 32, false },
+		{ "version", 0, 4, 496, false },
+		{ "algo", 1, 7, 496, false },
+		{ "digest-len", 2, 31, 496, false },
+		{ "log-blocksize", 3, 13, 496, false },
+		{ "level-above-root", 4, 2, 496, false },
+		{ "reserved", 5, 1, 496, false },
+		{ "size-0", -1, 0, 496, true },
 	};
 	const int nbad = (int)(sizeof(bad) / sizeof(bad[0]));
 	char *dir = make_tmpdir("problems");
@@ -349,6 +384,9 @@ static void test_verify_problems(void)
 	char *missing = path_join(dir, "missing");
 	char *good = path_join(dir, "good");
 	char *old = path_join(dir, "old-v1-key");
+	char *old2 = path_join(dir, "old-v2-key");
+	char *badmac = path_join(dir, "bad-mac");
+	char *copied = path_join(dir, "copied-key");
 	char *forged = path_join(dir, "forged-tree-hash");
 	struct run_result r;
 	uint8_t key[1024];
@@ -359,6 +397,9 @@ static void test_verify_problems(void)
 	write_pattern(missing, 50000, 3);
 	write_pattern(good, 50000, 4);
 	write_pattern(old, 50000, 5);
+	write_pattern(old2, 50000, 30);
+	write_pattern(badmac, 50000, 31);
+	write_pattern(copied, 50000, 32);
 	write_pattern(forged, 50000, 6);
 	for (int i = 0; i < nbad; i++) {
 		char file[64];
@@ -388,15 +429,24 @@ static void test_verify_problems(void)
 	}
 	removexattr(missing, XATTR);
 	set_v1_key(old);
+	set_v2_key(old2);
+	/* One bit of the MAC; and a whole key of another file, MAC and all. */
+	{
+		uint8_t mac[1024];
+
+		if (getxattr(badmac, XATTR, mac, sizeof(mac)) == 496)
+			poke_key(badmac, 48 + 9, mac[48 + 9] ^ 0x04);
+	}
+	copy_key(good, copied);
 	/* The digest is right, one block hash is not: what a forger would try. */
-	poke_key(forged, 48 + 5 * 32 + 7, 0x5a);
+	poke_key(forged, 80 + 5 * 32 + 7, 0x5a);
 	for (int i = 0; i < nbad; i++) {
 		char file[64], *path;
 
 		snprintf(file, sizeof(file), "malformed-%s", bad[i].name);
 		path = path_join(dir, file);
 		memset(key, 0, sizeof(key));
-		if (getxattr(path, XATTR, key, sizeof(key)) != 464)
+		if (getxattr(path, XATTR, key, sizeof(key)) != 496)
 			fprintf(stderr, "no level 0 key on %s\n", path);
 		if (bad[i].byte >= 0)
 			key[bad[i].byte] = bad[i].value;
@@ -418,7 +468,15 @@ static void test_verify_problems(void)
 	expect("verify-missing", has_line(r.out, "missing", missing), "out '%s'", r.out);
 	expect("verify-old-format", has_line(r.out, "old-format", old) &&
 	       contains(r.err, "old-v1-key: version 1 key, run pcdedup tag to rewrite it") &&
-	       counter(r.out, "old-format:") == 1, "out '%s' err '%s'", r.out, r.err);
+	       has_line(r.out, "old-format", old2) &&
+	       contains(r.err, "old-v2-key: version 2 key (no MAC), run pcdedup tag to rewrite it") &&
+	       counter(r.out, "old-format:") == 2, "out '%s' err '%s'", r.out, r.err);
+	expect("verify-unauthenticated-bad-mac", has_line(r.out, "unauthenticated", badmac) &&
+	       contains(r.err, "bad-mac: the MAC is not this file's under the secret"),
+	       "out '%s' err '%s'", r.out, r.err);
+	/* Another file's content too, but the MAC says it first. */
+	expect("verify-unauthenticated-copied-key", has_line(r.out, "unauthenticated", copied) &&
+	       counter(r.out, "unauthenticated:") == 2, "out '%s' err '%s'", r.out, r.err);
 	expect("verify-good-not-listed", !contains(r.out, good), "out '%s'", r.out);
 	for (int i = 0; i < nbad; i++) {
 		char file[64], *path;
@@ -430,25 +488,35 @@ static void test_verify_problems(void)
 		free(path);
 	}
 	expect("verify-malformed-reasons",
-	       contains(r.err, "key is 20 bytes, expected 464") &&
-	       contains(r.err, "version 3") && contains(r.err, "algorithm 7") &&
+	       contains(r.err, "key is 20 bytes, expected 496") &&
+	       contains(r.err, "version 4") && contains(r.err, "algorithm 7") &&
 	       contains(r.err, "digest length 31") && contains(r.err, "log_blocksize 13") &&
 	       contains(r.err, "tree level 2 above the root") &&
 	       contains(r.err, "reserved byte 5") && contains(r.err, "size 0"),
 	       "stderr '%s'", r.err);
 	expect("verify-one-line-per-problem",
-	       problem_lines(r.out) == 5 + nbad && counter(r.out, "correct:") == 1,
+	       problem_lines(r.out) == 8 + nbad && counter(r.out, "correct:") == 1,
 	       "out '%s'", r.out);
 	free_result(&r);
 
-	/* tag repairs all of it: stale and malformed keys replaced, v1 migrated. */
+	/*
+	 * tag repairs all of it: stale, malformed and copied keys replaced, v1
+	 * and v2 migrated, the wrong MAC of a right key made right.
+	 */
 	pcd(&r, "tag", dir);
 	expect("tag-replaces-stale-and-malformed-keys", r.status == 0 &&
-	       counter(r.out, "tagged:") == 4 + nbad &&
-	       counter(r.out, "migrated:") == 1 &&
+	       counter(r.out, "tagged:") == 5 + nbad &&
+	       counter(r.out, "migrated:") == 2 &&
+	       counter(r.out, "reauthenticated:") == 1 &&
 	       counter(r.out, "unchanged:") == 1, "exit %d: %s", r.status, r.out);
 	expect("tag-migrates-v1-key", key_state(old) == 1 && key_level(old) == 0,
 	       "key state %d level %d", key_state(old), key_level(old));
+	expect("tag-migrates-v2-key", key_state(old2) == 1 && key_level(old2) == 0,
+	       "key state %d level %d", key_state(old2), key_level(old2));
+	expect("tag-reauthenticates-bad-mac", key_state(badmac) == 1, "key state %d",
+	       key_state(badmac));
+	expect("tag-replaces-copied-key", key_state(copied) == 1, "key state %d",
+	       key_state(copied));
 	free_result(&r);
 	pcd(&r, "verify", dir);
 	expect("verify-after-repair", r.status == 0 && problem_lines(r.out) == 0,
@@ -611,8 +679,9 @@ static void test_unprivileged(void)
 	char *tool = copy_of(dir, "pcdedup", bin);
 	char *shim = copy_of(dir, "shim.so", fault_lib);
 	char *tree = path_join(dir, "tree");
-	char *readable, *secret, shim_env[PATH_MAX + 16];
-	const char *pretend[] = { shim_env, "PCDEDUP_FAULT_CAP_SYS_ADMIN=1", NULL };
+	char *readable, *secret, shim_env[PATH_MAX + 16], secret_env[PATH_MAX + 32];
+	char *own_secret = path_join(dir, "the-secret");
+	const char *pretend[] = { shim_env, "PCDEDUP_FAULT_CAP_SYS_ADMIN=1", secret_env, NULL };
 	char *argv[8];
 	char name[64];
 	struct run_spec spec;
@@ -629,6 +698,11 @@ static void test_unprivileged(void)
 	write_pattern(secret, 10000, 2);
 	chmod(secret, 0);
 	unprivileged_spec(&spec);
+	/* The secret file, the running user's own, as it must be. */
+	write_secret_file(own_secret, test_secret, 0600);
+	if (spec.as_user && chown(own_secret, spec.uid, spec.uid) != 0)
+		fprintf(stderr, "chown %s: %s\n", own_secret, strerror(errno));
+	snprintf(secret_env, sizeof(secret_env), "PCDEDUP_SECRET_FILE=%s", own_secret);
 
 	argv[0] = tool;
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -849,12 +923,14 @@ static const char tag_json_py[] =
 	"assert d['skipped'] == 3 and d['skipped_small'] == 1, d\n"
 	"assert d['skipped_not_regular'] == 2 and d['skipped_other_fs'] == 0, d\n"
 	"assert d['migrated'] == 0 and d['unchanged'] == 0, d\n"
+	"assert d['reauthenticated'] == 0, d\n"
 	"assert d['bytes'] == int(sys.argv[2]) and d['seconds'] >= 0, d\n"
 	"assert 'dry_run' not in d and 'problems' not in d, d\n";
 
 static const char verify_json_py[] =
 	"assert d['command'] == 'verify', d\n"
 	"assert (d['correct'], d['missing'], d['mismatch'], d['error']) == (5, 1, 1, 0), d\n"
+	"assert (d['old_format'], d['malformed'], d['unauthenticated']) == (0, 0, 0), d\n"
 	"assert d['untagged'] == 1, d\n"
 	"p = sorted(d['problems'], key=lambda x: x['status'])\n"
 	"assert [x['status'] for x in p] == ['mismatch', 'missing'], p\n"
@@ -1113,7 +1189,7 @@ static void test_fallback(void)
 	const char *env_50[3] = { preload_env, "PCDEDUP_FAULT_SETXATTR_MAX=50", NULL };
 	const char *env_busy[3] = { preload_env, "PCDEDUP_FAULT_FSETXATTR=26", NULL };
 	char *dir = make_tmpdir("fallback");
-	char *f = path_join(dir, "f");		/* level 0: 848 bytes, level 1: 80 */
+	char *f = path_join(dir, "f");		/* level 0: 880 bytes, level 1: 112 */
 	struct run_result r;
 
 	if (access(fault_lib, R_OK) != 0) {
@@ -1132,13 +1208,14 @@ static void test_fallback(void)
 	free_result(&r);
 	pcd_with(&r, env_500, "tag", "--tree-level", "0", dir);
 	expect("tag-e2big-forced-level-fails", r.status == 1 &&
-	       contains(r.err, "(level 0 key, 848 bytes)") && key_level(f) == 1,
+	       contains(r.err, "(level 0 key, 880 bytes)") && key_level(f) == 1,
 	       "exit %d: %s", r.status, r.err);
 	free_result(&r);
 	removexattr(f, XATTR);
 	pcd_with(&r, env_50, "tag", dir);
 	expect("tag-e2big-every-level", r.status == 1 &&
-	       contains(r.err, "(level 1 key, 80 bytes)") && !has_key(f),
+	       contains(r.err, "(level 1 key, 112 bytes)") && !has_key(f) &&
+	       !contains(r.err, "no higher level"),
 	       "exit %d: %s", r.status, r.err);
 	free_result(&r);
 	pcd_with(&r, env_busy, "tag", dir);
@@ -1147,6 +1224,161 @@ static void test_fallback(void)
 	       count_lines(r.err) == 1 && counter(r.out, "failed:") == 1,
 	       "exit %d: %s %s", r.status, r.out, r.err);
 	free_result(&r);
+}
+
+/*
+ * The secret: without a valid one tag and verify stop at once (exit 6)
+ * and write nothing; under another secret every key is unauthenticated,
+ * and tag gives each the MAC of the secret it is given.
+ */
+static void test_the_secret(void)
+{
+	char *dir = make_tmpdir("secret");
+	char *a = path_join(dir, "a"), *b = path_join(dir, "b");
+	char *sdir = make_tmpdir("secret2"), *other = path_join(sdir, "other");
+	char *open_ = path_join(sdir, "open");
+	const char *none[] = { "PCDEDUP_SECRET_FILE=/nonexistent/secret", NULL };
+	uint8_t other_secret[32];
+	struct run_result r;
+
+	write_pattern(a, 20000, 1);
+	write_pattern(b, 30000, 2);
+	pcd_with(&r, none, "tag", dir);
+	expect("tag-no-secret-stops", r.status == 6 && r.out[0] == '\0' &&
+	       contains(r.err, "pcdedup: /nonexistent/secret: no secret: cannot open: ") &&
+	       contains(r.err, "pcdedup secret new") && count_lines(r.err) == 1 &&
+	       !has_key(a) && !has_key(b), "exit %d: '%s' '%s'", r.status, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "tag", "-q", dir);
+	free_result(&r);
+	pcd_with(&r, none, "verify", dir);
+	expect("verify-no-secret-stops", r.status == 6 && r.out[0] == '\0' &&
+	       contains(r.err, "no secret"), "exit %d: '%s' '%s'", r.status, r.out, r.err);
+	free_result(&r);
+	write_secret_file(open_, test_secret, 0644);
+	pcd(&r, "verify", "--secret-file", open_, dir);
+	expect("verify-secret-open-to-others-refused", r.status == 6 && contains(r.err, "mode 0644"),
+	       "exit %d: %s", r.status, r.err);
+	free_result(&r);
+	/* The tool's own "secret new", then the same keys under it. */
+	pcd(&r, "secret", "new", "--secret-file", other);
+	free_result(&r);
+	{
+		char *text = read_text(other);
+
+		for (int i = 0; text && i < 32; i++) {
+			unsigned byte = 0;
+
+			sscanf(text + 2 * i, "%2x", &byte);
+			other_secret[i] = (uint8_t)byte;
+		}
+		free(text);
+	}
+	pcd(&r, "verify", "--secret-file", other, dir);
+	expect("verify-other-secret-unauthenticated", r.status == 1 &&
+	       has_line(r.out, "unauthenticated", a) && has_line(r.out, "unauthenticated", b) &&
+	       counter(r.out, "unauthenticated:") == 2, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "tag", "--secret-file", other, dir);
+	expect("tag-other-secret-reauthenticates", r.status == 0 &&
+	       counter(r.out, "reauthenticated:") == 2 && counter(r.out, "tagged:") == 0 &&
+	       counter(r.out, "unchanged:") == 0, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	{
+		/* The key under the other secret, from the oracle. */
+		uint8_t *got = malloc(65536), *want = NULL;
+		ssize_t n = getxattr(a, XATTR, got, 65536);
+		struct oracle_id id;
+		struct oracle o;
+		size_t len = 0;
+
+		if (oracle_identity(a, &id) && oracle_build(a, &o)) {
+			want = oracle_value(&o, 0, other_secret, &id, &len);
+			oracle_free(&o);
+		}
+		expect("tag-other-secret-mac-is-oracle", want && n == (ssize_t)len &&
+		       memcmp(got, want, len) == 0, "key of %zd bytes differs", n);
+		free(got);
+		free(want);
+	}
+	pcd(&r, "verify", dir);
+	expect("verify-first-secret-now-unauthenticated", r.status == 1 &&
+	       counter(r.out, "unauthenticated:") == 2, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "tag", dir);
+	expect("tag-back-to-first-secret", r.status == 0 && counter(r.out, "reauthenticated:") == 2 &&
+	       key_state(a) == 1 && key_state(b) == 1, "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "tag", "--dry-run", "--secret-file", other, dir);
+	expect("tag-dry-run-other-secret-writes-nothing", r.status == 0 &&
+	       counter(r.out, "reauthenticated:") == 2 && key_state(a) == 1,
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+}
+
+/*
+ * A file whose root is on level 3 (64 MiB + 1 byte, sparse): a level 3
+ * key is malformed (the kernel honours levels 0 to 2 only) and tag
+ * replaces it; when level 2 does not fit either, tag writes nothing
+ * rather than level 3.
+ */
+static void test_level_above_2(void)
+{
+	const char *small[] = { preload_env, "PCDEDUP_FAULT_SETXATTR_MAX=120", NULL };
+	char *dir = make_tmpdir("level3");
+	char *f = path_join(dir, "f");
+	struct oracle_id id;
+	struct oracle o;
+	struct run_result r;
+	uint8_t *v = NULL;
+	size_t len = 0;
+	FILE *fp = fopen(f, "w");
+
+	if (!fp || ftruncate(fileno(fp), 128ll * 128 * 4096 + 1) != 0) {
+		fail("verify-level-3-malformed", "cannot make %s", f);
+		if (fp)
+			fclose(fp);
+		return;
+	}
+	fclose(fp);
+	if (oracle_identity(f, &id) && oracle_build(f, &o)) {
+		if (o.root_level == 3)
+			v = oracle_value(&o, 3, test_secret, &id, &len);
+		oracle_free(&o);
+	}
+	if (!v || setxattr(f, XATTR, v, len, 0) != 0) {
+		fail("verify-level-3-malformed", "cannot set a level 3 key: %s", strerror(errno));
+		free(v);
+		return;
+	}
+	free(v);
+	pcd(&r, "verify", dir);
+	expect("verify-level-3-malformed", r.status == 1 && has_line(r.out, "malformed", f) &&
+	       contains(r.err, "tree level 3: the kernel honours levels 0 to 2 only"),
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "tag", dir);
+	expect("tag-replaces-level-3-key", r.status == 0 && counter(r.out, "tagged:") == 1 &&
+	       key_level(f) >= 1 && key_level(f) <= 2 && key_state(f) == 1,
+	       "exit %d, level %d: %s %s", r.status, key_level(f), r.out, r.err);
+	free_result(&r);
+	if (access(fault_lib, R_OK) != 0) {
+		skip("tag-never-level-3", "%s not built", fault_lib);
+		return;
+	}
+	/* Level 2 is 144 bytes, the root level 112: only the root would fit. */
+	removexattr(f, XATTR);
+	pcd_with(&r, small, "tag", dir);
+	expect("tag-never-level-3", r.status == 1 && !has_key(f) &&
+	       contains(r.err, "(level 2 key, 144 bytes); the kernel honours no higher level: "
+			"not tagged") && counter(r.out, "failed:") == 1,
+	       "exit %d, level %d: %s %s", r.status, key_level(f), r.out, r.err);
+	free_result(&r);
+	pcd(&r, "tag", "--tree-level", "3", dir);
+	expect("tag-tree-level-3-refused", r.status == 2 && contains(r.err, "0 to 2") && !has_key(f),
+	       "exit %d: %s", r.status, r.err);
+	free_result(&r);
+	unlink(f);
 }
 
 /* Many files through the worker queue at once, every one tagged right. */
@@ -1212,6 +1444,8 @@ int main(void)
 	test_fsverity_digest_and_level();
 	test_tree_level();
 	test_fallback();
+	test_the_secret();
+	test_level_above_2();
 	test_many_files();
 	return harness_exit();
 }

@@ -9,7 +9,10 @@
  * 4096-byte blocks, no salt: what `fsverity digest FILE` prints) and
  * carries one level of the file's fs-verity Merkle tree, so that the
  * kernel can check every block it caches against the digest without
- * reading the rest of the file.
+ * reading the rest of the file. It also carries a MAC made with a secret
+ * only the host knows (the kernel holds a copy), which binds it to the
+ * one file it was made for: a key copied onto another file, carried in by
+ * an image or made without the secret is never honoured.
  *
  * Merkle tree levels are numbered from the data up: the hashes of level 0
  * are the hashes of the file's 4096-byte data blocks (the last one
@@ -30,21 +33,48 @@
 #define PCDEDUP_XATTR_NAME	"trusted.pcdedup"
 
 /*
- * The sharing domain of a filesystem, on its root directory: 1 to
- * PCDEDUP_DOMAIN_MAX bytes. Files share only with files of filesystems in
- * the same domain; without the attribute a filesystem is in the default
- * domain, and PCDEDUP_DOMAIN_NONE keeps its files private.
+ * The secret the MACs are made with: PCDEDUP_SECRET_SIZE bytes, written to
+ * /sys/kernel/mm/pcdedup/secret as 2 * PCDEDUP_SECRET_SIZE hex digits. A
+ * MAC is HMAC-SHA256 with it (PCDEDUP_MAC_SIZE bytes); each kind of MAC
+ * starts with its own context string (no NUL), so that one can never be
+ * taken for the other.
+ */
+#define PCDEDUP_SECRET_SIZE		32
+#define PCDEDUP_MAC_SIZE		32
+#define PCDEDUP_KEY_MAC_CONTEXT		"pcdedup-key-v3"
+#define PCDEDUP_DOMAIN_MAC_CONTEXT	"pcdedup-domain-v1"
+
+/*
+ * The sharing domain of a filesystem, on its root directory: a name of 1
+ * to PCDEDUP_DOMAIN_MAX bytes (no NUL) followed by its MAC,
+ *
+ *	HMAC-SHA256(secret, PCDEDUP_DOMAIN_MAC_CONTEXT || uuid_len (u8) ||
+ *		    uuid (uuid_len bytes) || name)
+ *
+ * where uuid is the filesystem's UUID as FS_IOC_GETFSUUID returns it
+ * (sb->s_uuid, sb->s_uuid_len bytes). Files share only with files of
+ * filesystems in the same domain; without the attribute a filesystem is in
+ * the default domain; PCDEDUP_DOMAIN_NONE, or a MAC that is not right,
+ * keeps its files private.
  */
 #define PCDEDUP_DOMAIN_XATTR_NAME	"trusted.pcdedup.domain"
 #define PCDEDUP_DOMAIN_MAX		64
 #define PCDEDUP_DOMAIN_NONE		"none"
 
 /*
- * Key format version. Version 1 (a SHA-256 of the whole file, no tree)
- * is no longer accepted: the kernel counts such keys in
- * pcdedup_key_old and never shares the file; `pcdedup tag` rewrites them.
+ * Key format version. Versions 1 (a SHA-256 of the whole file, no tree)
+ * and 2 (version 3 without the MAC) are no longer accepted: the kernel
+ * counts such keys in pcdedup_key_old and never shares the file;
+ * `pcdedup tag` rewrites them.
  */
-#define PCDEDUP_KEY_VERSION	2
+#define PCDEDUP_KEY_VERSION	3
+
+/*
+ * The highest tree level a key may carry: a granule (what the kernel
+ * hashes at once) of at most 64 MiB, whatever the key says. A key of a
+ * higher level is malformed (pcdedup_key_invalid).
+ */
+#define PCDEDUP_MAX_TREE_LEVEL	2
 
 /* Hash algorithms a key may name; the values are fs-verity's. */
 enum pcdedup_hash_algo {
@@ -66,16 +96,33 @@ enum pcdedup_hash_algo {
  * @tree_level: level of the Merkle tree whose hashes follow the digest
  * @reserved: must be zero
  * @size: size in bytes of the content, little endian; must be > 0
- * @digest: the fs-verity file digest (@digest_len bytes), followed by
- *	    every hash of level @tree_level in order (count(@tree_level) *
- *	    @digest_len bytes)
+ * @digest: the fs-verity file digest (@digest_len bytes), followed by the
+ *	    MAC (PCDEDUP_MAC_SIZE bytes), followed by every hash of level
+ *	    @tree_level in order (count(@tree_level) * @digest_len bytes)
  *
  * The attribute value is exactly sizeof(struct pcdedup_key) +
- * (1 + count(@tree_level)) * @digest_len bytes long, and @tree_level is
- * at most the level of the root hash. A key only matches a file whose
- * size equals @size. A lower @tree_level lets the kernel check smaller
- * pieces (level 0: each 4 KiB block on its own; level 1: 512 KiB at a
- * time) at the price of a longer attribute.
+ * PCDEDUP_MAC_SIZE + (1 + count(@tree_level)) * @digest_len bytes long,
+ * and @tree_level is at most the level of the root hash and at most
+ * PCDEDUP_MAX_TREE_LEVEL. A key only matches a file whose size equals
+ * @size. A lower @tree_level lets the kernel check smaller pieces (level
+ * 0: each 4 KiB block on its own; level 1: 512 KiB at a time) at the
+ * price of a longer attribute.
+ *
+ * The MAC binds the key to the inode it was made for:
+ *
+ *	HMAC-SHA256(secret, PCDEDUP_KEY_MAC_CONTEXT ||
+ *		    the first sizeof(struct pcdedup_key) + @digest_len bytes
+ *		    of the value (the header and the digest) ||
+ *		    uuid_len (u8) || uuid (uuid_len bytes) ||
+ *		    inode number (__le64) || inode generation (__le32))
+ *
+ * where uuid is the filesystem's UUID as FS_IOC_GETFSUUID returns it
+ * (sb->s_uuid, sb->s_uuid_len bytes), the inode number is i_ino (st_ino)
+ * and the generation i_generation (what FS_IOC_GETVERSION returns). The
+ * tree level's hashes are not in the MAC: the kernel checks that they
+ * hash up to the digest, which is. A key whose MAC is not right, or any
+ * key while no secret is loaded, is counted in pcdedup_key_unauthenticated
+ * and its file is opened privately.
  */
 struct pcdedup_key {
 	__u8	version;
