@@ -12,6 +12,13 @@ SRC = os.environ.get("PCDEDUP_SRC", "/run/pcdedup/src")
 OUT = os.environ.get("PCDEDUP_OUT", "/run/pcdedup/out")
 PCDEDUP_TOOL = os.path.join(SRC, "dedup/pcdedup")
 SYSFS = "/sys/kernel/mm/pcdedup"
+# The secret keys are made with (their MACs), in a root-only file. The
+# image's is kept on the image, at the root of its origin volume (so also
+# of every thin snapshot; containers see only image/rootfs below it): each
+# boot that reads the image loads it. A boot that tags files of its own
+# makes one on /run (tmpfs: one per boot).
+IMAGE_SECRET = "pcdedup-secret"
+BOOT_SECRET = "/run/pcdedup-secret"
 VG = "bench"
 DISK = "/dev/disk/by-name/bench"
 
@@ -54,15 +61,30 @@ def pcdedup_status():
     return st
 
 
-def set_pcdedup(case):
+def use_secret(path):
+    """Make the secret file PATH with the tool unless it exists, and make it
+    the one every later `pcdedup` command of this process uses."""
+    if not os.path.exists(path):
+        run(PCDEDUP_TOOL, "secret", "new", "--secret-file", path)
+    os.environ["PCDEDUP_SECRET_FILE"] = path
+    return path
+
+
+def set_pcdedup(case, secret=None):
     """Switch pcdedup explicitly as CASE says: on with its verify mode (and
-    min_size), or off. Sharing is off after boot, so every case that reads
-    tagged files calls this before it does. Nothing to do on a kernel
-    without it (an error when the case wants it)."""
+    min_size), after loading the secret the tagged files' keys were made with
+    (SECRET, else the one use_secret() chose), or off. Sharing is off after
+    boot, so every case that reads tagged files calls this before it does.
+    Nothing to do on a kernel without it (an error when the case wants it)."""
     if not os.path.isdir(SYSFS):
         if case.dedup:
             raise RuntimeError("case wants pcdedup but the kernel has no " + SYSFS)
         return
+    if case.dedup:
+        secret = secret or os.environ.get("PCDEDUP_SECRET_FILE")
+        if not secret:
+            raise RuntimeError("case wants pcdedup but no secret was made or named")
+        run(PCDEDUP_TOOL, "secret", "load", "--secret-file", secret)
     if case.dedup and case.verify != "default":
         with open(os.path.join(SYSFS, "verify"), "w") as f:
             f.write(case.verify)

@@ -196,7 +196,9 @@ def main():
     c.log(f"{case.name}: {case.n} roots ready in {result['setup_s']}s")
     base_config = (f"/mnt/snap1/image/config.json" if case.scenario == "thin"
                    else f"{c.ORIGIN_MNT}/image/config.json")
-    c.set_pcdedup(case)
+    # The image's secret, from its origin or a snapshot of it.
+    c.set_pcdedup(case, os.path.join("/mnt/snap1" if case.scenario == "thin"
+                                      else c.ORIGIN_MNT, c.IMAGE_SECRET))
     for d in ("ctl", "bundles", "logs"):
         os.makedirs(f"{WORK}/{d}", exist_ok=True)
     with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:

@@ -54,7 +54,7 @@ def main():
     file_mb = os.path.getsize("/mnt/snap1/data/f1") >> 20
     result = {"case": case.name, "guest": c.guest_info(), "n": n, "file_mib": file_mb,
               "runs": [], "error": None}
-    c.set_pcdedup(case)
+    c.set_pcdedup(case, os.path.join("/mnt/snap1", c.IMAGE_SECRET))
     try:
         for engine in ("psync", "mmap"):
             for pattern, rw, bs in PATTERNS:

@@ -8,7 +8,9 @@ pool:
   image/            the bundle umoci unpacked: config.json, rootfs/ (tagged)
   data/f1..f4       large random files for fio, tagged
   versions/vI/      reflink copies of image/rootfs: distinct overlay lowers
-                    with the same content in other inodes
+                    with the same content in other inodes, each tagged
+  pcdedup-secret    the secret the keys were made with (root's alone), for
+                    the cases to load
 Usage: mkimage.py --case CASE.json --out NAME.json
   (case.params: versions, fio_file_mib)"""
 import argparse
@@ -94,31 +96,31 @@ def main():
         c.run("dd", "if=/dev/urandom", f"of={data}/f{i}", "bs=1M", f"count={fio_mib}",
               "status=none")
     c.log("tagging")
+    # The image's own secret, kept on it for the cases that read it.
+    c.use_secret(os.path.join(c.ORIGIN_MNT, c.IMAGE_SECRET))
     # Every file gets a key; the kernel's min_size decides which ones share.
     c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", rootfs, data)
     os.makedirs(os.path.join(c.ORIGIN_MNT, "versions"))
-    # cp -a cannot carry the keys: the kernel refuses to set trusted.pcdedup
-    # on a file open for write, as cp's copy is while it copies attributes.
-    # Set them again once each copy is closed, from one dump of the rootfs.
-    keys = "/tmp/pcdedup-keys.dump"
-    with open(keys, "w") as f:
-        subprocess.run(["getfattr", "-R", "-P", "-h", "-d", "-m", r"^trusted\.pcdedup$", "-e",
-                        "hex", "."], cwd=rootfs, stdout=f, check=True)
+    # A key's MAC binds it to its inode: a copy of a key (cp -a, or
+    # setfattr --restore of a dump) is not honoured on another inode. cp -a
+    # does not even carry them (the kernel refuses to set trusted.pcdedup on
+    # a file open for write, as cp's copy is while it copies attributes):
+    # the copies are tagged, all at once.
     for v in range(1, versions + 1):
-        copy = os.path.join(c.ORIGIN_MNT, f"versions/v{v}")
-        c.run("cp", "-a", "--reflink=always", rootfs, copy)
-        subprocess.run(["setfattr", f"--restore={keys}"], cwd=copy, check=True)
+        c.run("cp", "-a", "--reflink=always", rootfs, os.path.join(c.ORIGIN_MNT, f"versions/v{v}"))
         if v % 10 == 0:
             c.log(f"version {v}/{versions}")
+    c.log("tagging the versions")
+    c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", os.path.join(c.ORIGIN_MNT, "versions"))
     du = subprocess.run(["du", "-sk", rootfs], capture_output=True, text=True).stdout
-    key = subprocess.run(["getfattr", "-n", "trusted.pcdedup", "-e", "hex",
-                          os.path.join(c.ORIGIN_MNT, "versions/v1/usr/bin/python3.11")],
-                         capture_output=True, text=True).stdout
+    # The copies' keys are their own: verify finds a key with a right MAC.
+    keep_key = subprocess.run([c.PCDEDUP_TOOL, "verify", "-q", os.path.join(
+        c.ORIGIN_MNT, "versions/v1/usr/bin/python3.11")]).returncode == 0
     thinpool.umount(c.ORIGIN_MNT)
     c.write_json(a.out, {"files": len(files), "rootfs_kb": int(du.split()[0]),
                          "layer_bytes": info["layer_bytes"], "manifest": info["manifest"],
                          "versions": versions, "fio_file_mib": fio_mib,
-                         "version_copies_keep_key": "trusted.pcdedup=0x" in key,
+                         "version_copies_keep_key": keep_key,
                          "build_seconds": round(time.monotonic() - t0, 1)})
 
 

@@ -3,15 +3,18 @@
 # timeout: 300
 # The boot parameter switches sharing on (it is off after a plain boot,
 # share.sh case default-off-knob): booted with pcdedup=on,trust, enabled
-# reads 1 and verify trust before anything here writes a knob, and a
-# read-only open of a tagged file on XFS is served from a share, filled
-# without checking (trust).
+# reads 1 and verify trust before anything here writes a knob, and, once
+# the secret is loaded, a read-only open of a tagged file on XFS is served
+# from a share, filled without checking (trust).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$sysfs" ] || { fail pcdedup-present "no $sysfs"; exit 1; }
 expect_eq bootparam-on-enabled 1 "$(knob enabled)"
 expect_eq bootparam-trust-verify trust "$(knob verify)"
+# Keys count only once the kernel holds the secret they are made with: the
+# boot parameter switches sharing on, loading the secret stays a boot step.
+secret_load
 
 mkfs.xfs -q -f "$(realpath /dev/disk/by-name/data)"
 mkdir -p /mnt/data

@@ -46,11 +46,16 @@ cp $r/a1 $r/b1 $r/b2 $r/b3 $r/c1 $r/pfull $r/ptrust $r/l1 $r/x1 $r/e $o/f/
 cp $r/o $o/d/o
 "$pcdedup" tag -q --min-size 0 $o/f $o/d
 thin_snapshots pcd 7
-# E: domains set once the snapshots are mounted, before any open.
-# shellcheck disable=SC2016 # for sh
-check domains-set sh -c 'for i in 4 5; do setfattr -n trusted.pcdedup.domain -v tenantA /mnt/snap$i; done
-	setfattr -n trusted.pcdedup.domain -v tenantB /mnt/snap6
-	setfattr -n trusted.pcdedup.domain -v none /mnt/snap7'
+# E: domains set once the snapshots are mounted, before any open, by the
+# tool: the name and its MAC, made with this boot's secret for the
+# filesystem's UUID (the snapshots keep the origin's).
+domains_set() {
+	"$pcdedup" domain set /mnt/snap4 tenantA && "$pcdedup" domain set /mnt/snap5/f tenantA &&
+		"$pcdedup" domain set /mnt/snap6 tenantB && "$pcdedup" domain set /mnt/snap7 none
+}
+check domains-set domains_set
+domain_status() { "$pcdedup" domain show --json "$1" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["domain"], d["status"])'; }
+expect_eq domain-show-authenticated "tenantA authenticated" "$(domain_status /mnt/snap5)"
 
 # --- A: the counters are root's alone ---------------------------------
 stats=(events shares members openers pages_shared pages_saved verify_failures)
@@ -110,8 +115,16 @@ expect_eq domain-apart-two-copies 2048 "$(frames /mnt/snap4/$e /mnt/snap6/$e)"
 s0=$(vmstat open_shared)
 cat /mnt/snap7/$e >/dev/null
 expect_eq domain-none-never-shares 0 $(($(vmstat open_shared) - s0))
-setfattr -n trusted.pcdedup.domain -v tenantA /mnt/snap6
+"$pcdedup" domain set /mnt/snap6 tenantA
 expect_eq domain-change-applies 1024 "$(frames /mnt/snap4/$e /mnt/snap6/$e)"
+# A domain attribute the tool did not make (a name and a MAC of zeros, as
+# an image could carry one) keeps the filesystem's files private.
+setfattr -n trusted.pcdedup.domain -v "0x$(printf tenantA | od -An -tx1 | tr -d ' \n')$(printf '%064d' 0)" /mnt/snap7
+expect_eq domain-show-unauthenticated "tenantA unauthenticated" "$(domain_status /mnt/snap7 || true)"
+s0=$(vmstat open_shared) rd0=$(vmstat open_refused_domain)
+cat /mnt/snap7/$e >/dev/null
+expect_eq domain-unauthenticated-never-shares 0 $(($(vmstat open_shared) - s0))
+expect_eq domain-unauthenticated-refused-counted 1 $(($(vmstat open_refused_domain) - rd0))
 
 # --- B: DONTNEED through a share spares the other openers' pages --------
 drop_caches

@@ -13,23 +13,26 @@ vmc() { local v; v=$(vmstat "$1"); echo "${v:-0}"; }
 knobc() { cat "$sysfs/$1" 2>/dev/null || echo 0; }
 dmesg_count() { dmesg | grep -c -- "$1" || true; }
 
-# Tag FILE with its key (level LEVEL, default 0). PCDEDUP_INTEGRITY_KEYS=v1
-# writes old version 1 keys instead: on a kernel of the old series that
-# shares them, the poisoning cases show the bug itself.
+# Tag FILE with its key (level LEVEL, default 0), a version 3 key with its
+# MAC, made with this boot's secret (lib.sh). PCDEDUP_INTEGRITY_KEYS=v1 or
+# v2 writes keys of that older version instead: on a kernel of an older
+# series that shares them, the poisoning cases show the bug itself.
+keyver() { local v=${PCDEDUP_INTEGRITY_KEYS:-v3}; echo "${v#v}"; }
 tag() { # FILE [LEVEL]
-	if [ "${PCDEDUP_INTEGRITY_KEYS:-v2}" = v1 ]; then
+	if [ "$(keyver)" = 1 ]; then
 		python3 "$mkkey" --version 1 --set "$1"
 	else
-		python3 "$mkkey" --level "${2:-0}" --set "$1"
+		python3 "$mkkey" --version "$(keyver)" --level "${2:-0}" --set "$1"
 	fi
 }
-# Set the key of SOURCE (level 0, or v1 as above) on TARGET.
+# Set the key of SOURCE's content (level 0, or of the version above) on
+# TARGET, its MAC made for TARGET: a key the host made wrongly, which the
+# kernel takes, not a copied one, which it would refuse before any check.
 tagfrom() { # SOURCE TARGET
-	if [ "${PCDEDUP_INTEGRITY_KEYS:-v2}" = v1 ]; then
-		python3 "$mkkey" --version 1 --set --target "$2" "$1"
-	else
-		python3 "$mkkey" --set --target "$2" "$1"
-	fi
+	case $(keyver) in
+	1 | 2) python3 "$mkkey" --version "$(keyver)" --set --target "$2" "$1" ;;
+	*) python3 "$mkkey" --set --target "$2" --mac-for "$2" "$1" ;;
+	esac
 }
 # The share listing line of the fs-verity digest DIGEST.
 share_of() { grep "^sha256:$1 " /sys/kernel/debug/pcdedup/shares 2>/dev/null || true; }

@@ -13,15 +13,51 @@ events=$sysfs/events
 [ -e "$events" ] || events=/proc/vmstat
 vmstat() { awk -v k="pcdedup_$1" '$1 == k {print $2}' "$events"; }
 knob() { cat "$sysfs/$1"; }
+# This boot's secret (docs/interface.md, "The secret"): a root-only file on
+# /run (a tmpfs: a fresh secret each boot), made by the tool. Everything run
+# after this file is sourced (the tool, mkkey.py) makes and checks MACs
+# with it.
+export PCDEDUP_SECRET_FILE=/run/pcdedup-secret
+# Make this boot's secret unless it exists: it is made once, so that keys
+# made before pcdedup_on (a suite that tags first) stay right after it.
+# Needed before `pcdedup tag` or mkkey.py where pcdedup_on has not run yet.
+secret_new() {
+	[ -s "$PCDEDUP_SECRET_FILE" ] || "$pcdedup" secret new
+}
+# The reason secret_load would fail, empty when it loaded the secret.
+_secret_load_why() {
+	local out
+	if ! out=$(secret_new 2>&1); then
+		echo "cannot make $PCDEDUP_SECRET_FILE: $out"
+	elif [ ! -e "$sysfs/secret" ]; then
+		echo "no $sysfs/secret: this kernel's pcdedup takes no secret (keys without MACs)"
+	elif ! out=$("$pcdedup" secret load 2>&1); then
+		echo "pcdedup secret load: $out"
+	fi
+}
+# Load this boot's secret into the kernel (making it first if need be),
+# so that it honours the keys and domains the tool makes: pcdedup_on does,
+# and a suite booted with pcdedup=on calls it before it reads tagged files.
+# When it fails it fails case pcdedup-on with the reason and ends the suite.
+secret_load() {
+	local why
+	why=$(_secret_load_why)
+	[ -n "$why" ] || return 0
+	fail pcdedup-on "$why"
+	exit 1
+}
 # Switch sharing on. It is off after boot (enabled reads 0, as KSM's run
 # does, unless booted with pcdedup=on), so every suite that expects sharing
-# calls this first, from its own shell (not a subshell): on a kernel
-# without the knob, or when the knob does not take 1, it fails case
-# pcdedup-on with the reason and ends the suite (exit 1).
+# calls this first, from its own shell (not a subshell): it loads this
+# boot's secret (secret_load) and writes 1 to enabled. On a kernel without
+# the knob or the secret, or when either does not take its value, it fails
+# case pcdedup-on with the reason and ends the suite (exit 1).
 pcdedup_on() {
 	local why=""
 	if [ ! -e "$sysfs/enabled" ]; then
 		why="no $sysfs/enabled: this kernel has no pcdedup"
+	elif why=$(_secret_load_why) && [ -n "$why" ]; then
+		:
 	elif ! { echo 1 >"$sysfs/enabled"; } 2>/dev/null; then
 		why="cannot write 1 to $sysfs/enabled"
 	elif [ "$(cat "$sysfs/enabled")" != 1 ]; then

@@ -1,26 +1,35 @@
 #!/usr/bin/env python3
-"""Compute the pcdedup content key (trusted.pcdedup, version 2) of a file.
+"""Compute the pcdedup content key (trusted.pcdedup, version 3) of a file.
 
 Independent of the pcdedup tool: the fs-verity Merkle tree (SHA-256,
-4096-byte blocks, no salt) and the fs-verity file digest are computed here
-with hashlib, after dedup/include/linux/pcdedup.h:
+4096-byte blocks, no salt), the fs-verity file digest and the MAC are
+computed here with hashlib, hmac and fcntl.ioctl, after
+dedup/include/linux/pcdedup.h and docs/interface.md:
 
-  16-byte header: u8 version (2), u8 algo (1), u8 digest_len (32),
+  16-byte header: u8 version (3), u8 algo (1), u8 digest_len (32),
                   u8 log_blocksize (12), u8 tree_level, u8 reserved[3],
                   le64 size
   the fs-verity file digest (what `fsverity digest FILE` prints)
+  the MAC: HMAC-SHA256(secret, "pcdedup-key-v3" || header || digest ||
+           u8 uuid_len || uuid || le64 inode number || le32 generation)
   every hash of Merkle tree level tree_level, in order
 
+The MAC's identity is the file's (FS_IOC_GETFSUUID, st_ino,
+FS_IOC_GETVERSION), or --mac-for's; the secret comes from --secret-file,
+else $PCDEDUP_SECRET_FILE, else /etc/pcdedup/secret (64 hex digits).
 Level 0 holds the hashes of the data blocks (the last one zero-padded);
 level k + 1 the hashes of the blocks formed by packing the hashes of level
 k, 128 to a block (zero-padded). The first level with one hash is the root.
 
-The corruption options build the malformed values the kernel must refuse.
-Output: the raw key on stdout, or --hex (0x..., for setfattr -v), or
---digest (the fs-verity digest in hex), or --set (setxattr on FILE).
+The corruption options build the malformed, old and unauthenticated values
+the kernel must refuse. Output: the raw key on stdout, or --hex (0x..., for
+setfattr -v), or --digest (the fs-verity digest in hex), or --set
+(setxattr on FILE, or on --target).
 """
 import argparse
+import fcntl
 import hashlib
+import hmac
 import os
 import struct
 import sys
@@ -28,6 +37,12 @@ import sys
 BLOCK = 4096
 DIGEST = 32
 PER_BLOCK = BLOCK // DIGEST
+MAC_CONTEXT = b"pcdedup-key-v3"
+SECRET_FILE = "/etc/pcdedup/secret"
+# _IOR(0x15, 0, struct fsuuid2): struct fsuuid2 is u8 len, u8 uuid[16].
+FS_IOC_GETFSUUID = 0x80111500
+# _IOR('v', 1, long): filesystems store a 32-bit int there.
+FS_IOC_GETVERSION = 0x80087601
 
 
 def sha256(data):
@@ -87,6 +102,51 @@ def whole_sha256(path):
     return h.digest()
 
 
+def read_secret(path):
+    """The 32 bytes of a secret file: 64 hex digits, maybe a newline."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(200)
+    except OSError as e:
+        sys.exit("mkkey: secret %s: %s" % (path, e.strerror))
+    if text.endswith(b"\n"):
+        text = text[:-1]
+    try:
+        secret = bytes.fromhex(text.decode("ascii"))
+    except ValueError:
+        secret = b""
+    if len(text) != 64 or len(secret) != 32:
+        sys.exit("mkkey: secret %s: not 64 hex digits" % path)
+    return secret
+
+
+def identity(path):
+    """(uuid, inode number, generation) of PATH: what a key's MAC binds."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        try:
+            u = fcntl.ioctl(fd, FS_IOC_GETFSUUID, bytes(17))
+            uuid = u[1:1 + u[0]]
+        except OSError as e:
+            if e.errno != 25:   # ENOTTY: the filesystem has no UUID
+                sys.exit("mkkey: FS_IOC_GETFSUUID %s: %s" % (path, e.strerror))
+            uuid = b""
+        try:
+            gen = struct.unpack_from("<I", fcntl.ioctl(fd, FS_IOC_GETVERSION, bytes(8)))[0]
+        except OSError as e:
+            sys.exit("mkkey: FS_IOC_GETVERSION %s: %s" % (path, e.strerror))
+        return uuid, os.fstat(fd).st_ino, gen
+    finally:
+        os.close(fd)
+
+
+def key_mac(secret, head, ident):
+    """The MAC of a key whose header and digest are HEAD (48 bytes)."""
+    uuid, ino, gen = ident
+    msg = MAC_CONTEXT + head + bytes([len(uuid)]) + uuid + struct.pack("<QI", ino, gen)
+    return hmac.new(secret, msg, hashlib.sha256).digest()
+
+
 def build(args):
     if args.version == 1:
         size = os.stat(args.file).st_size
@@ -120,9 +180,17 @@ def build(args):
                      % (args.flip_tree_byte, len(tree)))
         tree[args.flip_tree_byte] ^= 0xff
     reserved = b"\1\0\0" if args.reserved else b"\0\0\0"
-    hdr = struct.pack("<BBBBB3sQ", 2, 1, DIGEST, 12, level, reserved,
-                      size if args.size is None else args.size)
-    return hdr + digest + bytes(tree), digest
+    head = struct.pack("<BBBBB3sQ", args.version, 1, DIGEST, 12, level, reserved,
+                       size if args.size is None else args.size) + digest
+    if args.version == 2 or args.digest:
+        # --digest needs no MAC: no secret, no identity.
+        return head + bytes(tree), digest
+    secret = read_secret(args.secret_file or os.environ.get("PCDEDUP_SECRET_FILE")
+                         or SECRET_FILE)
+    mac = bytearray(key_mac(secret, head, identity(args.mac_for or args.file)))
+    if args.bad_mac:
+        mac[0] ^= 1
+    return head + bytes(mac) + bytes(tree), digest
 
 
 def main():
@@ -139,10 +207,20 @@ def main():
                      help="set the key as trusted.pcdedup of FILE, or of "
                           "--target")
     p.add_argument("--target", metavar="PATH",
-                   help="with --set: the file to set the key on")
-    c = p.add_argument_group("malformed keys")
-    c.add_argument("--version", type=int, choices=(1, 2), default=2,
-                   help="1: the old format (SHA-256 of the whole file)")
+                   help="with --set: the file to set the key on (the MAC "
+                        "is still FILE's unless --mac-for)")
+    p.add_argument("--mac-for", metavar="PATH",
+                   help="make the MAC for PATH's identity (its filesystem "
+                        "UUID, inode number and generation), not FILE's")
+    p.add_argument("--secret-file", metavar="PATH",
+                   help="the secret (default: $PCDEDUP_SECRET_FILE, else %s)"
+                        % SECRET_FILE)
+    c = p.add_argument_group("malformed, old and unauthenticated keys")
+    c.add_argument("--version", type=int, choices=(1, 2, 3), default=3,
+                   help="1: the first format (SHA-256 of the whole file); "
+                        "2: version 3 without the MAC")
+    c.add_argument("--bad-mac", action="store_true",
+                   help="flip a bit of the MAC")
     c.add_argument("--truncate-bytes", type=int, default=0, metavar="N",
                    help="drop the last N bytes of the value")
     c.add_argument("--extra-bytes", type=int, default=0, metavar="N",
@@ -156,13 +234,17 @@ def main():
     c.add_argument("--size", type=int,
                    help="write SIZE into the header instead of the file's")
     args = p.parse_args()
+    if args.target and not args.set:
+        p.error("--target needs --set")
+    if args.version != 3 and (args.bad_mac or args.mac_for):
+        p.error("--bad-mac and --mac-for need a version 3 key")
     key, digest = build(args)
     if args.truncate_bytes:
         key = key[:-args.truncate_bytes]
     key += b"\0" * args.extra_bytes
     if args.digest:
         if digest is None:
-            sys.exit("mkkey: --digest needs a version 2 key")
+            sys.exit("mkkey: --digest needs a version 2 or 3 key")
         print(digest.hex())
     elif args.hex:
         print("0x" + key.hex())

@@ -19,6 +19,8 @@ mkdir -p $pre
 mkfs.xfs -q -f "$(realpath /dev/disk/by-name/ext)"
 mount /dev/disk/by-name/ext $pre
 mkfile $pre/t $((1 << 20))
+# Tagged before pcdedup_on loads the secret: made here, kept for the boot.
+secret_new
 "$pcdedup" tag -q --min-size 0 $pre/t
 drop_caches
 opened_shared() { # FILE: "OPEN_SHARED_DELTA SHARES LISTED_MEMBERS" of one open held
@@ -50,12 +52,19 @@ mkdir $o/f
 for s in "${sizes[@]}"; do mkfile "$o/f/r$s" "$s"; done
 cp /usr/bin/python3.11 $o/f/py
 mkfile $o/f/forged 4097
+mkfile /tmp/copied 4097
+cp /tmp/copied $o/f/copied
 mkfile $o/f/small 100
 mkfile $o/f/big $((16 << 20))
 mkfile $o/f/big2 $((16 << 20))
 "$pcdedup" tag -q --min-size 0 $o/f
-# Right format, wrong content: the key of another file of the same size.
-setfattr -n trusted.pcdedup -v "0x$(key_hex $o/f/r4097)" $o/f/forged
+# Right format, wrong content, a right MAC: the key of another file of the
+# same size, made for this one with the secret (a host that made a wrong
+# key), by the tests' own key builder.
+python3 "$(dirname "$0")/mkkey.py" --set --target $o/f/forged --mac-for $o/f/forged $o/f/r4097
+# The key of another file copied as it is (as cp -a, an image or a hostile
+# tenant would carry it): its MAC is that file's.
+setfattr -n trusted.pcdedup -v "0x$(key_hex $o/f/r4097)" $o/f/copied
 thin_snapshots pcd 3
 drop_caches
 
@@ -215,6 +224,18 @@ check xfs-exec-shared-python /mnt/snap2/f/py -c 'import json, os; print(json.dum
 
 # --- different content never shares; forged keys never poison ----------
 check different-content-different-shares test "$(share_line /mnt/snap1/f/r4096 | cut -d' ' -f1)" != "$(share_line /mnt/snap1/f/r4097 | cut -d' ' -f1)"
+# A copied key is not honoured: its MAC binds it to the file it was made
+# for. The file reads its own bytes, opens privately, and is counted.
+drop_caches
+ku0=$(vmstat key_unauthenticated) s0=$(vmstat open_shared)
+check copied-key-reads-own-bytes cmp /mnt/snap1/f/copied /tmp/copied
+expect_eq copied-key-opens-private 0 $(($(vmstat open_shared) - s0))
+ku=$(vmstat key_unauthenticated)
+if [ -z "$ku0" ] || [ -z "$ku" ]; then
+	fail copied-key-unauthenticated-counted "no pcdedup_key_unauthenticated in $events"
+else
+	expect_eq copied-key-unauthenticated-counted 1 $((ku - ku0))
+fi
 # A forged member joins the share of the key it carries, unread. Its own
 # blocks fail their check when they fill: its reader gets EIO, never them.
 drop_caches
@@ -271,7 +292,7 @@ exec 3<&- 4<&-
 
 # --- malformed keys are ignored and counted ---------------------------
 cp $o/f/r4097 /mnt/snap1/f/badkey
-setfattr -n trusted.pcdedup -v 0x0201200000000000 /mnt/snap1/f/badkey
+setfattr -n trusted.pcdedup -v 0x0301200000000000 /mnt/snap1/f/badkey
 k0=$(vmstat key_invalid)
 check malformed-key-reads cmp /mnt/snap1/f/badkey $o/f/r4097
 expect_eq malformed-key-counted 1 $(($(vmstat key_invalid) - k0))
