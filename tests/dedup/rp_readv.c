@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,19 +123,41 @@ static size_t nowait_next(size_t off)
 	return next;
 }
 
+/* fd accepts RWF_NOWAIT: data, or EAGAIN when not cached. */
+static int nowait_ok(int fd)
+{
+	unsigned char b;
+	struct iovec iov = { &b, 1 };
+
+	return preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno == EAGAIN;
+}
+
 /*
- * FILE refuses RWF_NOWAIT. Fine if the fs cannot do it (tmpfs), but if
- * REFERENCE on the same fs type accepts it, FILE lost FMODE_NOWAIT.
+ * FILE refuses RWF_NOWAIT. Fine if the fs cannot do it (tmpfs, overlayfs),
+ * but if an untagged file on FILE's own fs (an O_TMPFILE in its directory)
+ * or REFERENCE on the same fs type accepts it, FILE lost FMODE_NOWAIT.
+ * REFERENCE alone does not tell: a tagged REFERENCE (share.sh's are)
+ * refuses it as FILE does.
  */
 static void nowait_refused(struct check *c, int fd)
 {
 	struct statfs sf, sr;
-	unsigned char b;
-	struct iovec iov = { &b, 1 };
-	int rfd = open(g.refpath, O_RDONLY | O_CLOEXEC), ok = 0, same = 0;
+	char *dircopy = strdup(g.path);
+	int tfd = dircopy ? temp_file(dirname(dircopy)) : -1;
+	int rfd, ok = 0, same = 0;
 
+	free(dircopy);
+	if (tfd >= 0) {
+		ok = nowait_ok(tfd);
+		close(tfd);
+		if (ok) {
+			ck_fail(c, "FILE refuses RWF_NOWAIT (EOPNOTSUPP), an untagged file on its fs accepts it");
+			return;
+		}
+	}
+	rfd = open(g.refpath, O_RDONLY | O_CLOEXEC);
 	if (rfd >= 0) {
-		ok = preadv2(rfd, &iov, 1, 0, RWF_NOWAIT) >= 0 || errno == EAGAIN;
+		ok = nowait_ok(rfd);
 		same = fstatfs(fd, &sf) == 0 && fstatfs(rfd, &sr) == 0 &&
 		       sf.f_type == sr.f_type;
 		close(rfd);

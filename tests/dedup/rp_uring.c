@@ -2,6 +2,7 @@
 #include "readpaths.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,10 @@ struct ureq {
 	struct iovec iov[3];
 };
 
-/* Many reads in flight at once, some forced to the async worker (IOSQE_ASYNC). */
+/*
+ * Many reads in flight at once, some forced to the async worker
+ * (IOSQE_ASYNC), the first ones on a cold file (check_io_uring()).
+ */
 static void uring_run(struct check *c, struct io_uring *ring, int fd, int vec)
 {
 	static const size_t lens[] = { 1, 4095, 4096, 65539, 131072, 2 * MiB + 5 };
@@ -120,6 +124,8 @@ void check_io_uring(void)
 				int fd = open_file(&c, 0);
 
 				if (fd >= 0) {
+					/* Cold: uncached reads retry with IOCB_WAITQ. */
+					posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 					uring_run(&c, &ring, fd, v);
 					close(fd);
 				}
