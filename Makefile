@@ -3,7 +3,7 @@
 
 KERNEL_IMAGE = build/kernel-patched/arch/x86/boot/bzImage
 
-.PHONY: all deps tree kernel kernel-stock kernel-debug export-patches \
+.PHONY: all deps tree kernel kernel-stock kernel-security kernel-debug export-patches \
 	patches-check checkpatch shell tool test-progs test test-debug series-check clean
 
 all: kernel tool
@@ -19,6 +19,10 @@ kernel: tree
 
 kernel-stock: tree
 	@scripts/kernel-build.sh stock
+
+# The security series alone: the A/B benchmark's middle arm.
+kernel-security: tree
+	@scripts/kernel-build.sh security
 
 kernel-debug: tree
 	@scripts/kernel-build.sh debug
@@ -69,5 +73,5 @@ clean:
 # Benchmarks (bench/, see bench/README.md): QUICK=1 for the short matrix
 # (density up to N=6, fio, one A/B round; under 10 min).
 .PHONY: bench
-bench: kernel kernel-stock tool
+bench: kernel kernel-stock kernel-security tool
 	@bench/bench.py $(if $(QUICK),--quick)

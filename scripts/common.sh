@@ -29,3 +29,25 @@ tree_dirt() {
 record_applied() {
 	echo "$(patches_hash) $(git_tree rev-parse HEAD)" >"$applied"
 }
+
+# The security series: the patches of patches/series before the first
+# pcdedup one (the A/B benchmark's middle arm).
+security_series() {
+	series_files | sed '/pcdedup/,$d'
+}
+
+# Bring worktree DIR to the base tree with the security series applied,
+# re-applying only when the series changed.
+security_tree() { # DIR
+	local dir=$1 want p
+	want=$(security_series | while read -r p; do cat "$repo/patches/$p"; done | sha256sum | cut -d' ' -f1)
+	[ -d "$dir" ] || git_tree worktree add -q --detach "$dir" base
+	[ "$(cat "$dir/.pcdedup-applied" 2>/dev/null)" != "$want" ] || return 0
+	git -C "$dir" reset -q --hard base
+	git -C "$dir" clean -qfd
+	while read -r p; do
+		git -C "$dir" -c user.name=pcdedup -c user.email=pcdedup@localhost \
+			am -q --committer-date-is-author-date "$repo/patches/$p"
+	done < <(security_series)
+	echo "$want" >"$dir/.pcdedup-applied"
+}

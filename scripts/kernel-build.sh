@@ -1,14 +1,16 @@
 #!/bin/bash
-# Build a guest kernel out of tree: kernel-build.sh patched|stock|debug.
-#   patched: build/linux (with the series)   -> build/kernel-patched
-#   stock:   the base tree, no patches       -> build/kernel-stock
-#   debug:   build/linux + KASAN, lockdep... -> build/kernel-debug
+# Build a guest kernel out of tree: kernel-build.sh patched|stock|security|debug.
+#   patched:  build/linux (with the series)   -> build/kernel-patched
+#   stock:    the base tree, no patches       -> build/kernel-stock
+#   security: the base tree with the security series only (the patches of
+#             patches/series before the first pcdedup one) -> build/kernel-security
+#   debug:    build/linux + KASAN, lockdep... -> build/kernel-debug
 # The config is tinyconfig plus the fragments; .config is only rewritten when
 # the result changes, so an unchanged tree rebuilds nothing.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-variant=${1:?usage: kernel-build.sh patched|stock|debug}
+variant=${1:?usage: kernel-build.sh patched|stock|security|debug}
 src=$tree
 fragments=("$repo/vm/kernel.config")
 case $variant in
@@ -18,6 +20,10 @@ stock)
 	if [ ! -d "$src" ]; then
 		git_tree worktree add -q --detach "$src" base
 	fi
+	;;
+security)
+	src=$repo/build/linux-security
+	security_tree "$src"
 	;;
 debug) fragments+=("$repo/vm/kernel-debug.config") ;;
 *) echo "kernel-build: unknown variant '$variant'" >&2; exit 2 ;;
