@@ -1,0 +1,621 @@
+#!/bin/bash
+# vm: --disk img:3G --mem 2G --cpus 2
+# kernels: patched
+# timeout: 900
+# pcdedup fills and what they hold, cost and charge:
+#  1. lifetimes: a fill pins the member file (and mount) it reads. The
+#     member's filesystem is unmounted (plainly, then lazily) while a slow
+#     fill (dm-delay) reads it: its own reader's, and one that reads another
+#     member B for a mapping whose own member A dropped its key. No busy
+#     inodes, no KASAN/oops, right bytes or a clean error.
+#  2. bounded fills: a level-3 key is refused (private, key_invalid); a
+#     reader of a level-2 file SIGKILLed during its first cold read is
+#     reaped at once, and the fill's work stops with it, before the end of
+#     its 64 MiB granule (pcdedup_fill_cancelled).
+#  3. memory: what a fill allocates is charged to the reader's memory
+#     cgroup: the share's pages (the first reader pays), and the member's
+#     page cache that a level-2 granule is read through (memory.peak).
+#  4. a failing fill never fails another member's read: a reader of a good
+#     member that waited for a fill from a bad member (x3), and whose retry
+#     then meets another bad member's fill (x4) owning its granule, reads
+#     true bytes, by read() and by mmap faults (no SIGBUS).
+#  5. tenants take turns: while another tenant (its own memory cgroup)
+#     floods the fill checks with 16 cold readers, a tenant's cold read
+#     reads true bytes through its share and checks wait for their turn
+#     (pcdedup_fill_queued). The order of turns is KUnit's
+#     pcdedup_fillq_turns; the times are printed, not judged: under TCG,
+#     the flood's own CPU (loop I/O, copies) dominates them either way.
+# LIFETIME_GROUPS="1 2 3 4 5" (the default) selects the groups run.
+#
+# Keys come from tests/dedup/mkkey.py (lib-integrity.sh's tag). On a kernel
+# of the series before keys carried MACs (no /sys/kernel/mm/pcdedup/secret:
+# build/bzImage-old), version 2 keys are written and sharing is switched
+# on directly, so that the same cases show that kernel's behaviour.
+set -uo pipefail
+. "$(dirname "$0")/lib-integrity.sh"
+
+groups=${LIFETIME_GROUPS:-1 2 3 4 5}
+declare -A ncases=([1]=22 [2]=12 [3]=7 [4]=18 [5]=3)
+n=0
+for g in $groups; do n=$((n + ${ncases[$g]:?unknown group $g})); done
+plan $n
+die() { fail "$1" "${2:-setup failed}"; exit 1; }
+if [ -e "$sysfs/secret" ]; then
+	pcdedup_on
+else
+	echo "# no $sysfs/secret: a kernel before MACs; version 2 keys, enabled=1"
+	export PCDEDUP_INTEGRITY_KEYS=v2
+	echo 1 >"$sysfs/enabled" || die pcdedup-on "cannot write $sysfs/enabled"
+fi
+echo 0 >"$sysfs/min_size"
+MiB=1048576
+
+# Kernel log lines that must never appear (vm/log-check's, and busy inodes).
+klog_pat='Busy inodes|Kernel panic|Oops|BUG:|WARNING:|KASAN|UBSAN|general protection fault|'
+klog_pat+='kernel BUG at|list_add corruption|list_del corruption|INFO: task .* blocked'
+klog_n() { dmesg | grep -cE "$klog_pat" || true; }
+log_clean() { # NAME LINES-BEFORE
+	local now
+	now=$(klog_n)
+	if [ "$now" = "$2" ]; then
+		pass "$1"
+	else
+		fail "$1" "$(dmesg | grep -E "$klog_pat" | tail -n +$(($2 + 1)) | head -n 5)"
+	fi
+}
+# SHA-256 of FILE read with O_DIRECT: never through a share.
+direct_sum() { dd if="$1" iflag=direct bs=1M status=none | sha256sum; }
+# Drop what is cached and not mapped, shares' pages (and so idle shares)
+# included, after draining every CPU's LRU batches (drop_caches does not: a
+# folio still in one stays cached, and keeps its share). fadvise(DONTNEED)
+# drains them all (lru_add_drain_all()) when it finds a page it cannot
+# drop: here a mapped page of a file of its own.
+drop_unmapped() {
+	sync
+	python3 -c 'import mmap, os, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"x" * 4096)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, 4096, prot=mmap.PROT_READ)
+m[0]
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' /mnt/img/drain
+	echo 3 >/proc/sys/vm/drop_caches
+}
+all_true() { # NAME LINE SIZE: a reader.py line: every byte read, all true
+	if [ "$(field "$2" good)" = "$3" ] && [ "$(field "$2" eio)" = 0 ] && [ "$(field "$2" wrong)" = 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "${2:-no reader output}"
+	fi
+}
+# Fills that finished reading (counted when their check runs).
+fills_done() { echo $(($(vmc fill_direct) + $(vmc fill_cached))); }
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+pstate() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+# Wait up to TENTHS tenths of a second for PID to sleep in D state (or to
+# be gone). 0 when it sleeps in D.
+wait_d() { # PID TENTHS
+	local _
+	for _ in $(seq "$2"); do
+		case $(pstate "$1") in D) return 0 ;; "" | Z) return 1 ;; esac
+		sleep 0.1
+	done
+	return 1
+}
+# Wait up to SECONDS for PID to end; kill it then. Sets $rc to its status.
+reap() { # PID SECONDS
+	local _
+	for _ in $(seq $(($2 * 10))); do
+		case $(pstate "$1") in "" | Z) break ;; esac
+		sleep 0.1
+	done
+	case $(pstate "$1") in "" | Z) ;; *) kill -9 "$1" 2>/dev/null ;; esac
+	{ wait "$1"; } 2>/dev/null
+	rc=$?
+}
+
+mkfs.ext4 -q -F "$(realpath /dev/disk/by-name/img)" || die setup-img-disk
+mkdir -p /mnt/img
+mount /dev/disk/by-name/img /mnt/img || die setup-img-mount
+img_dev=$(basename "$(realpath /dev/disk/by-name/img)")
+img_sectors() { awk '{print $3}' "/sys/block/$img_dev/stat"; }
+l1=$(loopfs /mnt/img/m1.img 1G /mnt/m1) || die setup-m1
+m1=/mnt/m1
+
+# The slow member filesystem: XFS on dm-delay over a loop device over an
+# image file; reads are delayed by `delay MS`, writes never.
+simg=/mnt/img/slow.img slow=pcdedup-life smnt=/mnt/slow
+truncate -s 1G $simg
+sloop=$(losetup -f --show $simg) || die setup-slow-loop
+delay() { # READ_DELAY_MS
+	dmsetup suspend "$slow" &&
+		dmsetup reload "$slow" --table "0 $(blockdev --getsz "$sloop") delay $sloop 0 $1 $sloop 0 0" &&
+		dmsetup resume "$slow"
+}
+{ dmsetup create $slow --table "0 $(blockdev --getsz "$sloop") delay $sloop 0 0 $sloop 0 0" &&
+	dmsetup mknodes $slow && mkfs.xfs -q -f /dev/mapper/$slow >/dev/null &&
+	mkdir -p $smnt && mount /dev/mapper/$slow $smnt; } || die setup-slow
+slow_open() { dmsetup info -c --noheadings -o open "$slow" | tr -d ' '; }
+# Wait up to 30 s for the slow device to be closed (its filesystem shut
+# down); 0 when it is.
+slow_released() {
+	local _
+	for _ in $(seq 300); do
+		[ "$(slow_open)" = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# Mount it again, reads undelayed (mount probes many blocks, one by one).
+remount_slow() { mountpoint -q "$smnt" || { delay 0 && mount "/dev/mapper/$slow" "$smnt"; }; }
+
+# A process that maps FILE (MAP_SHARED, PROT_READ), waits for NAME.go and
+# then reads page PAGE of the mapping, comparing it with TRUE: prints
+# "mmap page=N true", "... wrong" or "... error ERRNO". MODE random: a load
+# from an MADV_RANDOM mapping (a fault reads that page alone, through
+# ->read_folio; a SIGBUS kills the process, status 135); mem: the same
+# page read through /proc/self/mem, a fault of get_user_pages() that is
+# never retried (a SIGBUS there fails the read with EIO).
+cat >"$ipy/mapper.py" <<'EOF'
+import ctypes, errno, mmap, os, sys, time
+path, truef, page, mode, name = sys.argv[1:6]
+page = int(page)
+with open(truef, "rb") as f:
+    f.seek(page * 4096)
+    want = f.read(4096)
+fd = os.open(path, os.O_RDONLY)
+size = os.fstat(fd).st_size
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+if addr in (None, ctypes.c_void_p(-1).value):
+    sys.exit("mmap: " + os.strerror(ctypes.get_errno()))
+libc.madvise(addr, size, mmap.MADV_RANDOM)
+open(name + ".ready", "w").close()
+while not os.path.exists(name + ".go"):
+    time.sleep(0.05)
+res = "wrong"
+if mode == "mem":
+    mem = os.open("/proc/self/mem", os.O_RDONLY)
+    try:
+        if os.pread(mem, 4096, addr + page * 4096) == want:
+            res = "true"
+    except OSError as e:
+        res = "error " + errno.errorcode.get(e.errno, str(e.errno))
+elif ctypes.string_at(addr + page * 4096, 4096) == want:
+    res = "true"
+print("mmap page=%d %s" % (page, res), flush=True)
+EOF
+mapper=$ipy/mapper.py
+
+# === 1. lifetimes =========================================================
+group1() {
+	local T=/tmp/t1 f="$smnt/a" k0 kpid rpid t0 t1 f0 f1 out urc r p q qrc qalive c v b a
+	mkfile "$T" $((8 * MiB))
+	# --- 1a. the fill's own member: its reader killed, then unmounted ---
+	cp "$T" "$f" || die 1a-setup
+	tag "$f" 1 || die 1a-setup
+	sync
+	drop_unmapped
+	k0=$(klog_n)
+	rm -f /tmp/1k.ready /tmp/1k.go
+	python3 "$ipy/reader.py" "$f" "$T" wait:/tmp/1k read:$((4 * MiB)):$((5 * MiB)) >/dev/null 2>&1 &
+	kpid=$!
+	await /tmp/1k $kpid || die 1a-setup-reader
+	delay 6000 || die 1a-setup-delay
+	f0=$(fills_done)
+	go /tmp/1k
+	if wait_d $kpid 30; then
+		pass 1a-reader-waits-on-slow-fill
+	else
+		fail 1a-reader-waits-on-slow-fill "state $(pstate $kpid)"
+	fi
+	t0=$(now_ms)
+	kill -9 $kpid
+	{ wait $kpid; } 2>/dev/null
+	t1=$(now_ms)
+	echo "# 1a: reader reaped $((t1 - t0)) ms after SIGKILL"
+	# Only the fill holds the member now: a plain unmount must fail, or
+	# wait for the fill (its reads take 6 s).
+	out=$(umount "$smnt" 2>&1)
+	urc=$?
+	f1=$(fills_done)
+	echo "# 1a: umount: status $urc, $(($(now_ms) - t0)) ms after the reader was seen waiting, fills done meanwhile $((f1 - f0)): $out"
+	if [ $urc != 0 ] || [ "$f1" != "$f0" ]; then
+		pass 1a-umount-busy-while-fill-reads
+	else
+		fail 1a-umount-busy-while-fill-reads "unmounted while the fill was reading"
+	fi
+	check 1a-lazy-umount sh -c "! mountpoint -q $smnt || umount -l $smnt"
+	check 1a-device-released-after-fill slow_released
+	log_clean 1a-kernel-log-clean "$k0"
+	# --- 1a'. a reader keeps reading through a lazy unmount ---
+	remount_slow || die 1a-remount
+	delay 0
+	drop_unmapped
+	k0=$(klog_n)
+	rm -f /tmp/1r.ready /tmp/1r.go
+	python3 "$ipy/reader.py" "$f" "$T" wait:/tmp/1r read:0:524288 >/tmp/1r.out 2>&1 &
+	rpid=$!
+	await /tmp/1r $rpid || die 1a-setup-reader2
+	delay 3000
+	go /tmp/1r
+	wait_d $rpid 30 || echo "# 1a: reader 2 not seen waiting: $(pstate $rpid)"
+	check 1a-lazy-umount-under-reader umount -l "$smnt"
+	reap $rpid 30
+	r=$(cat /tmp/1r.out)
+	echo "# 1a: reader after lazy umount: $r"
+	all_true 1a-reader-true-after-lazy-umount "$r" 524288
+	check 1a-device-released-after-reader slow_released
+	log_clean 1a-reader-kernel-log-clean "$k0"
+	remount_slow || die 1a-remount2
+	delay 0
+
+	# --- 1b. a fill that reads another member B ---
+	# A (on m1) is opened through the share and mapped, then its key is
+	# dropped (opened for write and written, the same byte): its mapping
+	# faults through the share, filled from another member, B, on the slow
+	# filesystem. With B's opener gone, B's filesystem is unmounted during
+	# that fill. Variant "file": B was read through the share before (it
+	# has a direct I/O file of its own); "nofile": B was only opened (a
+	# kernel may read it all the same, and must then pin it as well, or
+	# not read it: then the fault's SIGBUS is the clean error, the
+	# mapping's content having no other source).
+	for v in file nofile; do
+		T=/tmp/t1$v a="$m1/b$v" b="$smnt/b$v"
+		mkfile "$T" $((8 * MiB))
+		{ cp "$T" "$a" && cp "$T" "$b"; } || die "1b-$v-setup"
+		{ tag "$a" 1 && tag "$b" 1; } || die "1b-$v-setup"
+		sync
+		drop_unmapped
+		k0=$(klog_n)
+		rm -f /tmp/1p.ready /tmp/1p.go /tmp/1q.ready /tmp/1q.go
+		if [ $v = file ]; then
+			python3 "$ipy/reader.py" "$b" "$T" read wait:/tmp/1p >/tmp/1p.out 2>&1 &
+		else
+			python3 "$ipy/reader.py" "$b" "$T" wait:/tmp/1p >/tmp/1p.out 2>&1 &
+		fi
+		p=$!
+		await /tmp/1p $p || die "1b-$v-setup-b"
+		python3 "$mapper" "$a" "$T" 300 random /tmp/1q >/tmp/1q.out 2>&1 &
+		q=$!
+		await /tmp/1q $q || die "1b-$v-setup-a"
+		[ $v = nofile ] || all_true "1b-$v-b-read-through-share" "$(sed -n 1p /tmp/1p.out)" $((8 * MiB))
+		drop_unmapped
+		python3 -c 'import os, sys
+byte = os.pread(os.open(sys.argv[1], os.O_RDONLY), 1, 0)
+os.pwrite(os.open(sys.argv[1], os.O_WRONLY), byte, 0)' "$a"
+		check "1b-$v-a-key-dropped" test -z "$(key_hex "$a")"
+		delay 6000 || die "1b-$v-delay"
+		go /tmp/1q
+		wait_d $q 30 || echo "# 1b-$v: mapping not seen waiting: $(pstate $q)"
+		go /tmp/1p
+		reap $p 10
+		t0=$(now_ms)
+		qalive=$(case $(pstate $q) in "" | Z) echo 0 ;; *) echo 1 ;; esac)
+		out=$(umount "$smnt" 2>&1)
+		urc=$?
+		t1=$(now_ms)
+		c=$(case $(pstate $q) in "" | Z) echo 0 ;; *) echo 1 ;; esac)
+		echo "# 1b-$v: fault in flight before/after umount: $qalive/$c; umount status $urc after $((t1 - t0)) ms: $out"
+		if [ $urc != 0 ] || [ "$c" = 0 ]; then
+			pass "1b-$v-umount-busy-while-fill-reads-b"
+		else
+			fail "1b-$v-umount-busy-while-fill-reads-b" "B's filesystem unmounted while the fault's fill was reading it"
+		fi
+		check "1b-$v-lazy-umount" sh -c "! mountpoint -q $smnt || umount -l $smnt"
+		reap $q 30
+		qrc=$rc
+		r=$(cat /tmp/1q.out)
+		echo "# 1b-$v: mapping of A: status $qrc: $r"
+		if [ $v = file ]; then
+			if [ "$qrc" = 0 ] && [ "$r" = "mmap page=300 true" ]; then
+				pass "1b-$v-mapping-true"
+			else
+				fail "1b-$v-mapping-true" "status $qrc: $r"
+			fi
+		elif { [ "$qrc" = 0 ] && [ "$r" = "mmap page=300 true" ]; } || [ "$qrc" = 135 ]; then
+			pass "1b-$v-mapping-true-or-sigbus"
+		else
+			fail "1b-$v-mapping-true-or-sigbus" "status $qrc: $r"
+		fi
+		check "1b-$v-device-released" slow_released
+		log_clean "1b-$v-kernel-log-clean" "$k0"
+		remount_slow || die "1b-$v-remount"
+		delay 0
+	done
+}
+
+# === 2. bounded fills =====================================================
+big=/mnt/img/l2
+group2() {
+	local f="$m1/l3" k0 s0 t0 tg v0 c0 r0 last cur same stop reads st ms vd cd
+	# --- 2a. a level-3 key: 65 MiB and one block (16641 blocks: levels of
+	# 16641, 131, 2 and 1 hashes), sparse but for its first 1 MiB ---
+	truncate -s $((65 * MiB + 4096)) "$f"
+	head -c "$MiB" /dev/urandom >/tmp/l3.head
+	dd if=/tmp/l3.head of="$f" conv=notrunc status=none
+	t0=$(now_ms)
+	tag "$f" 3 || die 2a-setup "mkkey --level 3 failed"
+	echo "# 2a: level-3 key made in $(($(now_ms) - t0)) ms"
+	expect_eq 2a-key-level-3 03 "$(key_hex "$f" | cut -c9-10)"
+	drop_unmapped
+	k0=$(vmstat key_invalid) s0=$(vmstat open_shared)
+	t0=$(now_ms)
+	check 2a-level3-reads-own-bytes cmp -n "$MiB" "$f" /tmp/l3.head
+	echo "# 2a: first 1 MiB read cold in $(($(now_ms) - t0)) ms"
+	if [ -z "$s0" ] || [ -z "$k0" ]; then
+		fail 2a-level3-not-shared "no pcdedup_open_shared or pcdedup_key_invalid in $events"
+		fail 2a-level3-key-invalid-counted "no counters"
+	else
+		expect_eq 2a-level3-not-shared 0 $(($(vmstat open_shared) - s0))
+		expect_eq 2a-level3-key-invalid-counted 1 $(($(vmstat key_invalid) - k0))
+	fi
+	rm -f "$f"
+
+	# --- 2b. a level-2 key (64 MiB granules) on ext4; the first cold read
+	# SIGKILLed ---
+	t0=$(now_ms)
+	dd if=/dev/zero bs=1M count=64 status=none | sha256sum >/dev/null
+	echo "# 2b: guest sha256sum of 64 MiB: $(($(now_ms) - t0)) ms"
+	head -c $((80 * MiB)) /dev/urandom >"$big"
+	tag "$big" 2 || die 2b-setup "mkkey --level 2 failed"
+	expect_eq 2b-key-level-2 02 "$(key_hex "$big" | cut -c9-10)"
+	# What one granule costs here: the first 4 KiB, cold, wait for the
+	# whole of granule 0 (64 MiB read through the member's cache, hashed).
+	drop_unmapped
+	t0=$(now_ms)
+	head -c 4096 "$big" >/dev/null
+	tg=$(($(now_ms) - t0))
+	echo "# 2b: a cold 4 KiB read (one 64 MiB granule) took $tg ms"
+	drop_unmapped
+	v0=$(vmc fill_verified) c0=$(vmc fill_cached) r0=$(img_sectors) x0=$(vmc fill_cancelled)
+	# The reader (cat) is started, seen waiting (D), killed 0.3 s later and
+	# reaped by a parent that polls nothing: "STATE MS KILL-TIME-MS".
+	read -r st ms t0 < <(python3 -c 'import os, subprocess, sys, time
+p = subprocess.Popen(["cat", sys.argv[1]], stdout=subprocess.DEVNULL)
+st, end = "?", time.monotonic() + 5
+while time.monotonic() < end:
+    st = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()[0]
+    if st == "D":
+        break
+    time.sleep(0.01)
+time.sleep(0.3)
+k, t = time.time(), time.monotonic()
+os.kill(p.pid, 9)
+p.wait()
+print(st, int((time.monotonic() - t) * 1000), int(k * 1000))' "$big")
+	echo "# 2b: reader seen in state $st, reaped $ms ms after SIGKILL"
+	check 2b-sigkill-reaped-within-1s test "$ms" -lt 1000
+	# The fill stops with its reader: its counters and the disk stop.
+	last="" stop=$t0 same=0
+	while [ $(($(now_ms) - t0)) -lt 60000 ]; do
+		cur="$(vmc fill_verified) $(vmc fill_cached) $(img_sectors)"
+		if [ "$cur" = "$last" ]; then
+			same=$((same + 1))
+			[ $same -ge 12 ] && break
+		else
+			same=0 last=$cur stop=$(now_ms)
+		fi
+		sleep 0.25
+	done
+	reads=$((($(img_sectors) - r0) / 2048)) vd=$(($(vmc fill_verified) - v0)) cd=$(($(vmc fill_cached) - c0))
+	echo "# 2b: fill work stopped $((stop - t0)) ms after the kill; member read $reads MiB; granules verified $vd, pages read through the member cache $cd, fills cancelled $(($(vmc fill_cancelled) - x0))"
+	# What was killed was the read of a level-2 granule, through the
+	# member's cache (not of level-1 granules of a share kept from before),
+	# and it stopped there: no granule checked, fewer than its 16384 pages
+	# read. The kill came 0.3 s into a granule that takes $tg ms here.
+	check 2b-killed-read-was-level2-granule test "$cd" -gt 0
+	check 2b-fill-work-stops test $same -ge 12
+	expect_eq 2b-fill-cancelled 1 $(($(vmc fill_cancelled) - x0))
+	check 2b-fill-work-stopped-in-its-granule test "$vd" = 0 -a "$cd" -lt 16384
+	check 2b-member-read-less-than-a-granule test $reads -lt 64
+	expect_eq 2b-bytes-after-kill "$(direct_sum "$big")" "$(sha256sum <"$big")"
+}
+
+# === 3. memory cgroups ====================================================
+cg=/sys/fs/cgroup
+cg_stat() { awk -v k="$2" '$1 == k {print $2}' "$cg/$1/memory.stat"; } # GROUP KEY
+in_cg() { # GROUP CMD...: run CMD in GROUP
+	# shellcheck disable=SC2016
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg/$1" "${@:2}"
+}
+group3() {
+	local T=/tmp/t3 f="$m1/c3" fa fb peak c0 out g
+	echo +memory >"$cg/cgroup.subtree_control" || die 3-setup "no memory controller"
+	for g in life-a life-b life-c life-d; do
+		rmdir "$cg/$g" 2>/dev/null
+		mkdir "$cg/$g" || die 3-setup "mkdir $cg/$g"
+	done
+	# --- 3a. the first reader pays for the share's pages ---
+	mkfile "$T" $((8 * MiB))
+	{ cp "$T" "$f" && tag "$f" 1; } || die 3a-setup
+	drop_unmapped
+	check 3a-first-reader-reads in_cg life-a cmp "$f" "$T"
+	fa=$(cg_stat life-a file)
+	echo "# 3a: file pages charged to the first reader's cgroup: $((fa / 1024)) KiB"
+	# The share's 8 MiB ($T is on /tmp: shmem charged when it was written).
+	check 3a-first-reader-charged test "${fa:-0}" -ge $((7 * MiB))
+	check 3a-second-reader-reads in_cg life-b cmp "$f" "$T"
+	fb=$(cg_stat life-b file)
+	echo "# 3a: file pages charged to the second reader's cgroup: $((fb / 1024)) KiB"
+	check 3a-second-reader-not-charged test "${fb:-$MiB}" -lt "$MiB"
+	# --- 3b. a level-2 granule read through the member's page cache ---
+	if [ ! -s "$big" ]; then
+		head -c $((80 * MiB)) /dev/urandom >"$big" || die 3b-setup
+		tag "$big" 2 || die 3b-setup
+	fi
+	drop_unmapped
+	c0=$(vmc fill_cached)
+	in_cg life-c dd if="$big" bs=64k count=1 of=/dev/null status=none
+	peak=$(cat "$cg/life-c/memory.peak")
+	echo "# 3b: peak of the reader's cgroup: $((peak / 1024)) KiB; pages read through the member cache: $(($(vmc fill_cached) - c0))"
+	check 3b-granule-read-through-member-cache test $(($(vmc fill_cached) - c0)) -ge 16384
+	check 3b-member-cache-charged-to-reader test "$peak" -ge $((32 * MiB))
+	# --- 3c. under a limit below one granule, it still reads right ---
+	echo $((24 * MiB)) >"$cg/life-d/memory.max"
+	drop_unmapped
+	out=$(in_cg life-d sha256sum <"$big")
+	echo "# 3c: life-d: peak $(($(cat "$cg/life-d/memory.peak") / 1024)) KiB, events: $(tr '\n' ' ' <"$cg/life-d/memory.events")"
+	if [ "$out" = "$(direct_sum "$big")" ] &&
+		[ "$(awk '$1 == "oom_kill" {print $2}' "$cg/life-d/memory.events")" = 0 ]; then
+		pass 3c-level2-read-under-limit
+	else
+		fail 3c-level2-read-under-limit "sum $out; $(cat "$cg/life-d/memory.events")"
+	fi
+	for g in life-a life-b life-c life-d; do rmdir "$cg/$g"; done
+}
+
+# === 4. two bad owners in a row ===========================================
+# Files of one content T (2 MiB, level 2 keys: level 2 is the root, one
+# 2 MiB granule, and its level 1, 512 KiB granules, once that is proved):
+# g on m1 (good), x3 and x4 on the slow filesystem, their first 512 KiB
+# rewritten underneath.
+#  - A asks for pages 0-3 of x3 (fadvise WILLNEED): a fill of the level-2
+#    granule, which owns no granule, reads x3 for 8 s holding them locked.
+#  - B, on g, reads page 0 and waits for it: it lost the race to A's fill.
+#  - V reads page 300 of g: its fill proves the level-2 granule, whose
+#    level-1 hashes fills check against from then on.
+#  - C reads page 64 of x4: its fill owns level-1 granule 0 (all its pages
+#    but B's, which A's fill holds) and reads x4 for 8 s.
+#  - A's fill fails. B retries with ->read_folio: it must fill page 0 from
+#    g, not hand it to C, whose fill fails too (a second lost race).
+# B reads by read(), through /proc/self/mem (a fault of get_user_pages(),
+# not retried), and by a load from its mapping (a user fault, which the
+# kernel retries after it drops mmap_lock: it survives a second lost race
+# on a kernel without the fix too).
+group4() {
+	scenario4 1 read
+	scenario4 2 mem
+	scenario4 3 random
+}
+scenario4() { # N MODE
+	local n="4$1" mode=$2 T g x3 x4 h0 b0 pa pb pc pv p bst r brc k0 t0 tb v
+	T="/tmp/$n.true" g="$m1/$n" x3="$smnt/${n}a" x4="$smnt/${n}b"
+	mkfile "$T" $((2 * MiB))
+	{ cp "$T" "$g" && cp "$T" "$x3" && cp "$T" "$x4"; } || die "$n-setup"
+	{ tag "$g" 2 && tag "$x3" 2 && tag "$x4" 2; } || die "$n-setup"
+	check "$n-rewrite-x3" rewrite_member "$x3" "$simg" "$sloop" 0 $((512 * 1024)) "$T" "/tmp/$n.own3"
+	check "$n-rewrite-x4" rewrite_member "$x4" "$simg" "$sloop" 0 $((512 * 1024)) "$T" "/tmp/$n.own4"
+	blockdev --flushbufs "/dev/mapper/$slow"
+	rm -f "/tmp/$n"*.ready "/tmp/$n"*.go
+	python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+open(sys.argv[2] + ".ready", "w").close()
+while not os.path.exists(sys.argv[2] + ".go"):
+    time.sleep(0.05)
+os.posix_fadvise(fd, 0, 16384, os.POSIX_FADV_WILLNEED)
+open(sys.argv[2] + ".done", "w").close()
+time.sleep(30)' "$x3" "/tmp/${n}a" &
+	pa=$!
+	if [ "$mode" = read ]; then
+		python3 "$ipy/reader.py" "$g" "$T" "wait:/tmp/${n}b" read:0:4096 >"/tmp/$n.b" 2>&1 &
+	else
+		python3 "$mapper" "$g" "$T" 0 "$mode" "/tmp/${n}b" >"/tmp/$n.b" 2>&1 &
+	fi
+	pb=$!
+	python3 "$ipy/reader.py" "$x4" "$T" "wait:/tmp/${n}c" read:262144:266240 >"/tmp/$n.c" 2>&1 &
+	pc=$!
+	python3 "$ipy/reader.py" "$g" "$T" "wait:/tmp/${n}v" read:1228800:1232896 >"/tmp/$n.v" 2>&1 &
+	pv=$!
+	for p in a:$pa b:$pb c:$pc v:$pv; do
+		await "/tmp/$n${p%%:*}" "${p#*:}" || die "$n-setup-${p%%:*}"
+	done
+	# No page of the members' own caches may serve A's fill.
+	drop_unmapped
+	k0=$(klog_n) b0=$(dmesg_count 'does not match its key') h0=$(vmc fill_handed)
+	delay 8000 || die "$n-delay"
+	t0=$(now_ms)
+	go "/tmp/${n}a"
+	for _ in $(seq 50); do [ -e "/tmp/${n}a.done" ] && break; sleep 0.1; done
+	go "/tmp/${n}b"
+	go "/tmp/${n}v"
+	reap $pv 20
+	v=$(cat "/tmp/$n.v")
+	go "/tmp/${n}c"
+	wait_d $pc 30 || echo "# $n: C not seen waiting: $(pstate $pc)"
+	bst=$(pstate $pb)
+	echo "# $n: B $bst, V $v, C $(pstate $pc), $(($(now_ms) - t0)) ms after A's fill started"
+	reap $pb 30
+	brc=$rc tb=$(($(now_ms) - t0))
+	reap $pc 30
+	kill $pa
+	wait $pa 2>/dev/null
+	delay 0
+	r=$(cat "/tmp/$n.b")
+	echo "# $n ($mode): B (g): status $brc, $tb ms after A's fill started: $r; C (x4): $(cat "/tmp/$n.c"); pages handed: $(($(vmc fill_handed) - h0))"
+	# The scenario holds only if B still waited for A's fill when C's
+	# started, and if both bad members were caught.
+	expect_eq "$n-b-waits-on-x3-fill-when-x4-fill-starts" D "$bst"
+	expect_eq "$n-both-bad-fills-failed" 2 $(($(dmesg_count 'does not match its key') - b0))
+	if [ "$mode" = read ]; then
+		all_true "$n-read-good-member-true" "$r" 4096
+	elif [ "$brc" = 0 ] && [ "$r" = "mmap page=0 true" ]; then
+		pass "$n-$mode-fault-good-member-true"
+	else
+		fail "$n-$mode-fault-good-member-true" "status $brc (135: SIGBUS): $r"
+	fi
+	log_clean "$n-kernel-log-clean" "$k0"
+}
+
+# === 5. tenants take turns =================================================
+# Tenant A (memory cgroup life-flood) keeps 16 readers reading 16 files of
+# 8 MiB cold, over and over (dd iflag=nocache drops them after each read);
+# tenant B (life-one) reads one cold 16 MiB file, alone and then beside A.
+# A's files are on XFS on a loop device over tmpfs, so that what A costs
+# B is fill checks (CPU), not waits for the same disk. Level-1 keys:
+# direct fills, whose checks are queued per tenant.
+group5() {
+	local f i g t0 t_alone t_flood q0 o0 sum l5 pids=()
+	echo +memory >"$cg/cgroup.subtree_control" || die 5-setup "no memory controller"
+	for g in life-flood life-one; do
+		rmdir "$cg/$g" 2>/dev/null
+		mkdir "$cg/$g" || die 5-setup "mkdir $cg/$g"
+	done
+	l5=$(loopfs /tmp/flood.img 320M /mnt/flood) || die 5-setup
+	for i in $(seq 16); do
+		mkfile "/mnt/flood/$i" $((8 * MiB)) || die 5-setup
+	done
+	mkfile "$m1/one" $((16 * MiB)) || die 5-setup
+	for f in /mnt/flood/* "$m1/one"; do tag "$f" 1 || die 5-setup; done
+	drop_unmapped
+	t0=$(now_ms)
+	in_cg life-one sha256sum <"$m1/one" >/dev/null
+	t_alone=$(($(now_ms) - t0))
+	drop_unmapped
+	for i in $(seq 16); do
+		# shellcheck disable=SC2016
+		in_cg life-flood sh -c 'while :; do dd if="$0" iflag=nocache bs=1M of=/dev/null status=none; done' \
+			"/mnt/flood/$i" &
+		pids+=($!)
+	done
+	sleep 2
+	q0=$(vmc fill_queued) o0=$(vmc open_shared)
+	t0=$(now_ms)
+	sum=$(in_cg life-one sha256sum <"$m1/one")
+	t_flood=$(($(now_ms) - t0))
+	q0=$(($(vmc fill_queued) - q0)) o0=$(($(vmc open_shared) - o0))
+	# The loops first, then the dd each may be in.
+	kill "${pids[@]}"
+	wait "${pids[@]}" 2>/dev/null
+	pkill -f '^dd if=/mnt/flood/' || true
+	while pgrep -f '^dd if=/mnt/flood/' >/dev/null; do sleep 0.1; done
+	echo "# 5: B's cold 16 MiB read: $t_alone ms alone, $t_flood ms beside A's 16 cold readers; checks that waited for a turn meanwhile: $q0; shared opens: $o0"
+	expect_eq 5-read-beside-flood-true "$(direct_sum "$m1/one")" "$sum"
+	check 5-flood-read-through-shares test "$o0" -gt 16
+	check 5-checks-waited-for-turns test "$q0" -gt 0
+	umount /mnt/flood
+	losetup -d "$l5"
+	rm -f /tmp/flood.img "$m1/one"
+	for g in life-flood life-one; do rmdir "$cg/$g"; done
+}
+
+for g in $groups; do "group$g"; done
+umount "$smnt" 2>/dev/null
+dmsetup remove "$slow"
+losetup -d "$sloop"
+umount "$m1"
+losetup -d "$l1"
