@@ -92,6 +92,7 @@ struct fz {
 	long key_lost_step;	/* first step that found the key gone */
 	int twin_attr;		/* the twin still has TWIN_ATTR */
 	long relaxed;		/* mapping compares skipped */
+	long uncompared;	/* swapext steps skipped: layouts differ */
 	char fstype[32], dev[PATH_MAX];
 	int is_xfs, is_ext4;
 	char wdir[PATH_MAX - 64];	/* DIR/fz-SEED */

@@ -394,6 +394,7 @@ void op_swapext(struct fz *z)
 	       stale ? ", stale times" : "");
 	if (swapext_layouts_differ(z, slot, dfd)) {
 		z_note(z, " -> not compared: the two sides' extent counts or attribute forks differ");
+		z->uncompared++;
 		close_donors(dfd);
 		return;
 	}
