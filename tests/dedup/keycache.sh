@@ -1,0 +1,172 @@
+#!/bin/bash
+# vm: --disk a:320M --disk b:320M --mem 1G --cpus 2
+# kernels: patched
+# timeout: 600
+# The key kept with a member (fs/pcdedup/keycache.c) is never used once the
+# key may have changed. A tagged file f (content A) is opened so that its
+# key is kept (positive control: the next open counts pcdedup_key_cached),
+# then its key is removed, replaced by a host-made key of another content
+# B, dropped by an open for write and by a truncate, made stale by a new
+# secret and by a domain set on its filesystem, and removed while opens
+# race with the removal: each time, the next read-only open follows the key
+# as it is now (no share; B's share; a private open; the new domain's share),
+# not the one kept. Against a cache that is never invalidated, the cases
+# of removal, another key, the new secret, the domain and the race fail.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+plan 14
+for t in mkfs.xfs getfattr setfattr python3; do
+	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
+done
+pcdedup_on
+echo 0 >"$sysfs/min_size"
+mkkey() { python3 "$(dirname "$0")/mkkey.py" "$@"; }
+A=/mnt/a B=/mnt/b w=/tmp/keycache holder=""
+mkdir -p $A $B $w
+cleanup() {
+	[ -z "$holder" ] || kill "$holder" 2>/dev/null || true
+	umount "$B" "$A" 2>/dev/null || true
+}
+trap cleanup EXIT
+# A counter's value; a missing counter is an error, never 0.
+ctr() {
+	local v
+	v=$(vmstat "$1")
+	[ -n "$v" ] || { echo "no counter pcdedup_$1" >&2; return 1; }
+	echo "$v"
+}
+# Open FILE read-only once; print how the open went by the counters:
+# "cached shared", "read shared", "cached private", "read private".
+open_once() {
+	local k0 s0 k1 s1
+	k0=$(ctr key_cached) && s0=$(ctr open_shared) || return 1
+	python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY))' "$1"
+	k1=$(ctr key_cached) && s1=$(ctr open_shared) || return 1
+	echo "$([ "$k1" -gt "$k0" ] && echo cached || echo read)" \
+		"$([ "$s1" -gt "$s0" ] && echo shared || echo private)"
+}
+# The share lines of DIGEST (hex): one per share of that content.
+shares_of() { grep -c "^sha256:$1 " /sys/kernel/debug/pcdedup/shares || true; }
+# Openers counted in the share of DIGEST (the sum over its shares).
+openers_of() {
+	awk -v d="sha256:$1" '$1 == d {n += $4} END {print n + 0}' /sys/kernel/debug/pcdedup/shares
+}
+# Hold FILE open read-only in the background ($holder) until release.
+hold() {
+	python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$1" $w/held &
+	holder=$!
+	for _ in $(seq 100); do [ -e $w/held ] && break; sleep 0.1; done
+	rm -f $w/held
+}
+release() { kill "$holder"; wait "$holder" 2>/dev/null || true; holder=""; }
+# (The key goes first: the tool reads the file through its share, and f
+# may carry the key of another content.)
+retag() {
+	setfattr -x trusted.pcdedup "$1" 2>/dev/null || true
+	"$pcdedup" tag -q --min-size 0 "$1"
+}
+
+fs_setup() {
+	local n
+	for n in a b; do
+		mkfs.xfs -q -f "/dev/disk/by-name/$n" && mount "/dev/disk/by-name/$n" "/mnt/$n" || return 1
+	done
+}
+check fs-setup fs_setup
+mkfile $w/a $((256 << 10))
+mkfile $w/b $((256 << 10))
+cp $w/a $A/f
+cp $w/a $B/twin
+cp $w/b $A/other
+for f in $A/f $B/twin $A/other; do retag "$f"; done
+dA=$(mkkey --digest $w/a)
+dB=$(mkkey --digest $w/b)
+
+# --- positive control: a second open uses the kept key ---
+open_once $A/f >/dev/null
+expect_eq cache-used "cached shared" "$(open_once $A/f)"
+
+# --- the key removed: the next open is private ---
+setfattr -x trusted.pcdedup $A/f
+expect_eq removed-key-not-used "read private" "$(open_once $A/f)"
+
+# --- another key (a host-made key of content B, as a re-tag would set):
+# the next open joins B's share, not A's ---
+retag $A/f
+open_once $A/f >/dev/null
+mkkey $w/b --set --target $A/f --mac-for $A/f
+hold $A/f
+expect_eq other-key-joins-its-share "1 0" "$(openers_of "$dB") $(openers_of "$dA")"
+release
+
+# --- an open for write drops the key: the next open is private ---
+retag $A/f
+open_once $A/f >/dev/null
+: >>$A/f
+expect_eq write-open-drops-key "read private" "$(open_once $A/f)"
+
+# --- a truncate (to the same size) drops it too ---
+retag $A/f
+open_once $A/f >/dev/null
+truncate -s $((256 << 10)) $A/f
+expect_eq truncate-drops-key "read private" "$(open_once $A/f)"
+
+# --- a new secret: the kept key, made with the old one, is not honoured ---
+retag $A/f
+open_once $A/f >/dev/null
+u0=$(ctr key_unauthenticated)
+cp "$PCDEDUP_SECRET_FILE" $w/secret.old
+rm -f "$PCDEDUP_SECRET_FILE"
+check new-secret-load secret_load
+expect_eq new-secret-open-private "read private" "$(open_once $A/f)"
+expect_eq new-secret-counted-unauthenticated $((u0 + 1)) "$(ctr key_unauthenticated)"
+# Back to this boot's secret: every key made so far is right again.
+cp $w/secret.old "$PCDEDUP_SECRET_FILE"
+check old-secret-load "$pcdedup" secret load
+expect_eq old-secret-honoured-again "read shared" "$(open_once $A/f)"
+
+# --- a domain set on f's filesystem: f shares within it from its next open,
+# apart from the twin on B (the default domain) ---
+hold $B/twin
+open_once $A/f >/dev/null
+check domain-set "$pcdedup" domain set $A tenant1
+open_once $A/f >/dev/null
+python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+time.sleep(600)' $A/f &
+h2=$!
+sleep 1
+expect_eq domain-change-not-cached "2" "$(shares_of "$dA")"
+kill $h2
+wait $h2 2>/dev/null || true
+release
+setfattr -x trusted.pcdedup.domain $A
+
+# --- opens racing removals: once a removal succeeded, no later open is
+# shared ---
+bad=0 removed=0
+for i in $(seq 40); do
+	retag $A/f 2>/dev/null || continue
+	open_once $A/f >/dev/null
+	python3 -c 'import os, sys
+for _ in range(20):
+    os.close(os.open(sys.argv[1], os.O_RDONLY))' $A/f &
+	r=$!
+	if setfattr -x trusted.pcdedup $A/f 2>/dev/null; then
+		removed=$((removed + 1))
+		wait $r
+		[ "$(open_once $A/f)" = "read private" ] || { bad=$((bad + 1)); echo "# race $i: shared after removal"; }
+	else
+		wait $r
+	fi
+done
+echo "# race: $removed of 40 removals got in between opens"
+if [ "$removed" -gt 0 ] && [ "$bad" = 0 ]; then
+	pass racing-removal-never-used
+else
+	fail racing-removal-never-used "$bad of $removed opens after a removal were shared"
+fi
