@@ -680,16 +680,16 @@ group5() {
 	sum=$(in_cg life-one sha256sum <"$m1/one")
 	t_flood=$(($(now_ms) - t0))
 	q0=$(($(vmc fill_queued) - q0)) o0=$(($(vmc open_shared) - o0))
-	# The loops first, then the dd each may be in.
-	kill "${pids[@]}"
+	# Everything in the flood's cgroup: the loops and the dd each may be in.
+	echo 1 >"$cg/life-flood/cgroup.kill"
 	wait "${pids[@]}" 2>/dev/null
-	pkill -f '^dd if=/mnt/flood/' || true
-	while pgrep -f '^dd if=/mnt/flood/' >/dev/null; do sleep 0.1; done
+	while [ -s "$cg/life-flood/cgroup.procs" ]; do sleep 0.1; done
 	echo "# 5: B's cold 16 MiB read: $t_alone ms alone, $t_flood ms beside A's 16 cold readers; checks that waited for a turn meanwhile: $q0; shared opens: $o0"
 	expect_eq 5-read-beside-flood-true "$(direct_sum "$m1/one")" "$sum"
 	check 5-flood-read-through-shares test "$o0" -gt 16
 	check 5-checks-waited-for-turns test "$q0" -gt 0
-	umount /mnt/flood
+	# Fills still queued hold the files they read, and so the mount.
+	for i in $(seq 300); do umount /mnt/flood 2>/dev/null && break; sleep 0.1; done
 	losetup -d "$l5"
 	rm -f /tmp/flood.img "$m1/one"
 	for g in life-flood life-one; do rmdir "$cg/$g"; done
