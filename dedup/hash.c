@@ -16,11 +16,15 @@
 
 #include "util.h"
 
+/* What O_DIRECT asks of a buffer, its length and the file offset. */
+#define DIRECT_ALIGN	4096
+
 int hasher_init(struct hasher *h, size_t bufsize)
 {
 	memset(h, 0, sizeof(*h));
 	h->bufsize = bufsize;
-	h->buf = malloc(bufsize);
+	h->buf = aligned_alloc(DIRECT_ALIGN,
+			       (bufsize + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN);
 	if (!h->buf) {
 		hasher_free(h);
 		return -1;
@@ -80,13 +84,16 @@ struct reader {
 	char *why;
 	size_t whylen;
 	bool failed;		/* @why holds the reason */
+	bool direct;		/* @fd was opened with O_DIRECT */
+	bool eof;		/* a direct read came back short: the end */
 };
 
 static int refill(struct reader *rd)
 {
 	struct hasher *h = rd->h;
 	uint64_t left = rd->size - rd->done;
-	size_t want = left < h->bufsize ? (size_t)left : h->bufsize;
+	/* A direct read's length stays aligned: the last one comes back short. */
+	size_t want = left < h->bufsize && !rd->direct ? (size_t)left : h->bufsize;
 	ssize_t n = read_retry(rd->fd, h->buf, want);
 
 	if (n < 0) {
@@ -102,6 +109,8 @@ static int refill(struct reader *rd)
 		rd->failed = true;
 		return -EIO;
 	}
+	if (rd->direct && (size_t)n < want)
+		rd->eof = true;
 	rd->done += (uint64_t)n;
 	rd->pos = 0;
 	rd->fill = (size_t)n;
@@ -200,6 +209,7 @@ int hash_fd(struct hasher *h, int fd, struct file_tree *tree,
 		return -1;
 	}
 	rd.size = (uint64_t)before.st_size;
+	rd.direct = (fcntl(fd, F_GETFL) & O_DIRECT) && h->bufsize % DIRECT_ALIGN == 0;
 	if (lseek(fd, 0, SEEK_SET) != 0) {
 		snprintf(why, whylen, "cannot seek: %s", errstr(errno));
 		return -1;
@@ -214,7 +224,8 @@ int hash_fd(struct hasher *h, int fd, struct file_tree *tree,
 	tree_init(tree, rd.size);
 	if (compute_tree(&rd, tree) != 0)
 		goto fail;
-	n = read_retry(fd, h->buf, 1);
+	/* A direct read that came back short was the end; else read on. */
+	n = rd.eof ? 0 : read_retry(fd, h->buf, rd.direct ? h->bufsize : 1);
 	if (n < 0) {
 		snprintf(why, whylen, "read error at offset %llu: %s",
 			 (unsigned long long)rd.done, errstr(errno));
