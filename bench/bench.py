@@ -21,32 +21,48 @@ from case import Case  # noqa: E402
 
 BUILD = os.path.join(REPO, "build/bench")
 KERNELS = {"patched": "build/kernel-patched/arch/x86/boot/bzImage",
+           "security": "build/kernel-security/arch/x86/boot/bzImage",
            "stock": "build/kernel-stock/arch/x86/boot/bzImage"}
 IMAGE = os.path.join(BUILD, "bench.img")
 GUEST_OUT = "/run/pcdedup/out"
-# fio reads these files whole: 4 per reader.
-FIO_FILE_MIB = 16
+# fio's data: 4 files of this size, each reader's snapshot holds all 4 (cold
+# runs: one file per reader, 4 x 64 MiB of distinct content, well over what
+# the page cache keeps of it under the runs' memory pressure).
+FIO_FILE_MIB = 64
 
 # QUICK: the density figure on a smaller N, fio and one A/B boot round; the
 # start-time and page-cache targets then come from the density cases.
-QUICK = {"versions": 6, "container_n": 0, "container_samples": [],
-         "density_n": 6, "density_samples": [2, 4, 6], "density_mem": "384M",
-         "density_window_s": 2, "fio_n": 4, "fio_modes": ["off", "full"], "fio_repeats": 1,
+QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
+         "density_n": 32, "density_samples": [2, 4, 8, 12, 16, 20, 24, 28, 32],
+         "density_mem": "384M", "density_window_s": 2, "density_max_s": 420,
+         "density_budget_s": 1800,
+         "density_hot": [], "fio_n": 4, "fio_modes": ["off", "full"], "fio_boots": 1,
          "micro_boots": 1, "micro_files": 300, "stock_scenarios": [],
          "container_cases": [], "tag": False}
 # FULL: idle containers up to N=50 (a crun start costs about 2-3 s under
-# TCG: 100 per case would not fit the hour), density up to 24 in 512 MiB.
+# TCG: 100 per case would not fit the hour). Density: containers are added
+# until a sample fails, in 512 MiB; density_n (distinct lowers: at most
+# versions) and density_max_s (one case's ramp) only bound a runaway case,
+# far above the limits measured, and density_budget_s the whole density job
+# (boots included: see density_max_s()); a case that reaches any of them is
+# reported as capped, with no verdict. Coarse samples every 4, then every N
+# near the limit.
 FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
-        "density_n": 24, "density_samples": [2, 4, 6, 8, 10, 12, 16, 20, 24],
-        "density_mem": "512M", "density_window_s": 4, "fio_n": 4,
-        "fio_modes": ["off", "full", "trust"], "fio_repeats": 3, "micro_boots": 3,
+        "density_n": 64, "density_samples": [2, 4] + list(range(8, 65, 4)),
+        "density_mem": "512M", "density_window_s": 4, "density_max_s": 1500,
+        "density_budget_s": 3600,
+        "density_hot": [("thin", "default"), ("shared", "off")], "fio_n": 4,
+        "fio_modes": ["off", "full", "trust"], "fio_boots": 3, "micro_boots": 3,
         "micro_files": 500, "stock_scenarios": ["thin"],
         "container_cases": [("shared", "off"), ("distinct", "off"), ("thin", "off"),
                             ("distinct", "full"), ("thin", "full"), ("thin", "trust")],
         "tag": True}
 # The report's first figure: how many containers fit in a fixed memory size.
+# Each re-reads its whole image; the density_hot ones ("-hot" cases) only
+# HOT_FRACTION of it, the same files in every container.
 DENSITY_CASES = [("thin", "off"), ("thin", "default"), ("shared", "off"),
                  ("distinct", "off"), ("distinct", "default")]
+HOT_FRACTION = 0.15
 
 t_start = time.monotonic()
 # --resume: the passed cases of the earlier run, by name, kept as they are.
@@ -57,6 +73,16 @@ def progress(what, line=""):
     el = int(time.monotonic() - t_start)
     print(f"[bench {el // 60:02d}:{el % 60:02d}] {what}{': ' + line if line else ''}",
           flush=True)
+
+
+def host_load():
+    """The host's load averages (1, 5, 15 min) and CPU jiffies (busy, total)
+    now: what else ran on the cores the guest was emulated on."""
+    with open("/proc/loadavg") as f:
+        load = [float(x) for x in f.read().split()[:3]]
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return load, (sum(v) - v[3] - v[4], sum(v))
 
 
 def vm(case, args, raw, image=None, disks=(), retry=True):
@@ -71,7 +97,9 @@ def vm(case, args, raw, image=None, disks=(), retry=True):
     os.makedirs(out)
     case.save(os.path.join(out, "case.json"))
     case.save(os.path.join(raw, f"{case.name}.case.json"))
-    append = "pcdedup=off" if case.kernel == "patched" and not case.dedup else None
+    append = " ".join(filter(None, [
+        "pcdedup=off" if case.kernel == "patched" and not case.dedup else None,
+        case.params.get("cmdline")])) or None
     cmd = [os.path.join(REPO, "vm/run"), "--kernel", KERNELS[case.kernel], "--mem", case.mem,
            "--accel", case.accel, "--cpus", str(case.cpus), "--timeout", str(case.timeout),
            "--out", out]
@@ -83,6 +111,7 @@ def vm(case, args, raw, image=None, disks=(), retry=True):
         cmd += ["--append", append]
     args = args + ["--case", f"{GUEST_OUT}/case.json", "--out", f"{case.name}.json"]
     t = time.monotonic()
+    load0, cpu0 = host_load()
     p = subprocess.Popen(cmd + ["--"] + args, cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     tail = []
@@ -100,8 +129,15 @@ def vm(case, args, raw, image=None, disks=(), retry=True):
             shutil.copy(os.path.join(out, name), os.path.join(raw, name))
         elif name == "output":
             shutil.copy(os.path.join(out, name), os.path.join(raw, f"{case.name}.log"))
+    load1, cpu1 = host_load()
     status = {"case": case.name, "rc": rc, "seconds": round(time.monotonic() - t, 1),
-              "tail": tail if rc else []}
+              "tail": tail if rc else [],
+              # the host's load average before and after the boot, and the
+              # share of all host CPU time that was busy meanwhile (this
+              # guest's own emulation included)
+              "host": {"loadavg_before": load0, "loadavg_after": load1,
+                       "cpu_busy": round((cpu1[0] - cpu0[0]) / max(cpu1[1] - cpu0[1], 1), 3),
+                       "cpus": os.cpu_count()}}
     progress(case.name, f"{'done' if rc == 0 else 'FAILED (rc %d)' % rc} in "
              f"{status['seconds']}s")
     return status
@@ -150,14 +186,27 @@ def image_copy():
 def make_cases(cfg, accel):
     """Every case of the run, in the order they boot."""
     cases = []
-    for scen, verify in DENSITY_CASES:
-        cases.append(Case(f"density-{scen}-{verify}", "density", scen, verify,
-                          n=cfg["density_n"], samples=cfg["density_samples"],
+    dens = [(s, v, None) for s, v in DENSITY_CASES] + \
+        [(s, v, HOT_FRACTION) for s, v in cfg["density_hot"]]
+    for scen, verify, hot in dens:
+        n = min(cfg["density_n"], cfg["versions"]) if scen == "distinct" else cfg["density_n"]
+        # slab_nomerge, on every density boot alike: each slab cache keeps
+        # its own name, so the traced container's objects are named right
+        # (merged, a dentry is a kmalloc-cg-192 object).
+        # A sample fails at 1% of the bytes read again from the disk (file
+        # refaults or any disk read: metadata thrashing stalls containers on
+        # small synchronous reads long before those add up to 5%), or at a
+        # fifth of the containers' pace (N hot sets per pass_s).
+        params = {"window_s": cfg["density_window_s"], "settle_s": 1, "pass_s": 1.5,
+                  "fit_fraction": 0.01, "min_pace": 0.2, "max_s": cfg["density_max_s"],
+                  "profile_at": 3, "snap_batch": 8, "cmdline": "slab_nomerge"}
+        if hot:
+            params["hot_fraction"] = hot
+        cases.append(Case(f"density-{scen}-{verify}{'-hot' if hot else ''}", "density", scen,
+                          verify, n=n,
+                          samples=sorted({x for x in cfg["density_samples"] if x < n} | {n}),
                           launcher="crun", mem=cfg["density_mem"],
-                          timeout=600 + 40 * cfg["density_n"],
-                          params={"window_s": cfg["density_window_s"], "settle_s": 1,
-                                  "pass_s": 1.5,
-                                  "stop_fraction": 0.5, "fit_fraction": 0.05}))
+                          timeout=cfg["density_max_s"] + 900, params=params))
     cont = [(s, v, "patched") for s, v in cfg["container_cases"]]
     cont += [(s, "off", "stock") for s in cfg["stock_scenarios"]]
     for scen, verify, kernel in cont:
@@ -165,16 +214,26 @@ def make_cases(cfg, accel):
                           None, kernel,
                           n=cfg["container_n"], samples=cfg["container_samples"],
                           launcher="crun", mem="6G", timeout=600 + 20 * cfg["container_n"]))
-    for verify in cfg["fio_modes"]:
-        cases.append(Case(f"fio-thin-{verify}", "fio", "thin", verify, n=cfg["fio_n"],
-                          mem="3G", timeout=1200, params={"repeats": cfg["fio_repeats"]}))
+    # fio: one boot per round runs every mode (pcdedup off, verify=full,
+    # trust: a mode against pcdedup off is a ratio within one boot), the
+    # order of the modes rotating every round; the spread is over rounds.
+    modes = cfg["fio_modes"]
+    for r in range(cfg["fio_boots"]):
+        cases.append(Case(f"fio-thin-boot{r + 1}", "fio", "thin", "default",
+                          n=cfg["fio_n"], mem="3G", timeout=900,
+                          params={"modes": modes[r % len(modes):] + modes[:r % len(modes)],
+                                  "ramp_s": 2, "runtime_s": 10,
+                                  "cold_free_mib": 48, "hash_s": 3}))
     if cfg["tag"]:
         cases.append(Case("tag-vs-sha256sum", "tag", timeout=600))
     # A/B kernels, interleaved: the order rotates every boot round. Under TCG
     # the micro-benchmark counts guest instructions (icount): wall-clock TCG
     # timings spread more from boot to boot than the 2% asked.
     micro_accel, round_ms = ("kvm", 300) if accel == "kvm" else ("icount", 50)
-    kernels = [("stock", "stock", "off"), ("off", "patched", "off"), ("on", "patched", "full")]
+    # Three arms: stock, the security series alone, the whole series with
+    # pcdedup on.
+    kernels = [("stock", "stock", "off"), ("security", "security", "off"),
+               ("on", "patched", "full")]
     for r in range(cfg["micro_boots"]):
         for label, kernel, verify in kernels[r % 3:] + kernels[:r % 3]:
             cases.append(Case(f"micro-{label}-boot{r + 1}", "micro", "", verify, None, kernel,
@@ -187,6 +246,26 @@ def make_cases(cfg, accel):
     return cases
 
 
+# The density job's time budget (cfg density_budget_s, wall clock, boots
+# included) is shared out as the cases run: each may use what is left, less
+# DENSITY_RESERVE_S for each density case still to run and
+# DENSITY_OVERHEAD_S for its own boot, setup and the samples it takes after
+# its budget ran out; at most density_max_s, at least DENSITY_MIN_S (the
+# reserve covers that floor and the overhead: a job whose cases each stop
+# within their budget and overhead ends within its own). Measured here (2
+# cores, TCG), the seven FULL cases take about 2100 s in all.
+DENSITY_OVERHEAD_S = 150
+DENSITY_MIN_S = 120
+DENSITY_RESERVE_S = DENSITY_MIN_S + DENSITY_OVERHEAD_S
+
+
+def density_max_s(cfg, used_s, later):
+    """A density case's ramp budget (its params' max_s): USED_S seconds of
+    the density job gone, LATER density cases still to run after it."""
+    left = cfg["density_budget_s"] - used_s - later * DENSITY_RESERVE_S - DENSITY_OVERHEAD_S
+    return int(max(DENSITY_MIN_S, min(cfg["density_max_s"], left)))
+
+
 SCRIPTS = {"density": "containers.py", "containers": "containers.py", "fio": "fio.py",
            "micro": "micro.py", "tag": "micro.py"}
 
@@ -195,7 +274,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--resume", metavar="RESULTS_DIR")
-    ap.add_argument("--only", help="run only the cases whose name starts with this")
+    ap.add_argument("--only", help="run only the cases whose name starts with this (or "
+                    "with one of these, comma-separated)")
     a = ap.parse_args()
     earlier = None
     if a.resume:
@@ -224,7 +304,7 @@ def main():
                            check=True, capture_output=True, text=True).stdout.strip()
     cases = make_cases(cfg, accel)
     if a.only:
-        cases = [c for c in cases if c.name.startswith(a.only)]
+        cases = [c for c in cases if c.name.startswith(tuple(a.only.split(",")))]
     if not earlier:
         with open(os.path.join(raw, "config.json"), "w") as f:
             json.dump(dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
@@ -234,14 +314,26 @@ def main():
     if st:
         statuses.append(st)
     have_image = os.path.exists(IMAGE + ".json")
+    density = [c.name for c in cases if c.kind == "density"]
+    density_s = 0.0  # the density job's seconds so far (kept cases too)
     for i, case in enumerate(cases, 1):
         needs_image = case.kind in ("density", "containers", "fio")
         if needs_image and not have_image:
             continue
         progress(f"case {i}/{len(cases)}", case.name)
+        if case.kind == "density":
+            later = len(density) - density.index(case.name) - 1
+            case.params["max_s"] = density_max_s(cfg, density_s, later)
+            case.timeout = case.params["max_s"] + 900
+            if case.name not in KEPT:
+                progress(case.name, f"ramp budget {case.params['max_s']} s "
+                         f"({round(density_s)} s of the density job's "
+                         f"{cfg['density_budget_s']} s gone, {later} case(s) after it)")
         script = ["python3", f"bench/guest/{SCRIPTS[case.kind]}"]
         if needs_image:
             statuses.append(vm(case, script, raw, image=image_copy()))
+            if case.kind == "density":
+                density_s += statuses[-1]["seconds"]
         else:
             statuses.append(vm(case, script, raw, disks=["micro:1G"]))
     if os.path.exists(os.path.join(BUILD, "case.img")):

@@ -10,9 +10,12 @@ import os
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
+from typing import Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest"))
-from case import Case  # noqa: E402
+from case import Case, density_pass  # noqa: E402
+from case import density_bracket as density_bracket_rule  # noqa: E402
 
 NA = "n/a"
 # A latency is printed only when it spans at least this many clock steps.
@@ -86,92 +89,154 @@ def write_csv(results, name, header, rows):
 
 # ---- density ---------------------------------------------------------------
 
-def density_fit(case, d):
-    """(N reached, why the case stopped): the largest sampled N at which every
-    container ran, nothing was OOM-killed and refaults stayed below
-    fit_fraction of what the containers read."""
-    fit = case.params.get("fit_fraction", 0.05)
-    reached = 0
-    for s in d["samples"]:
-        ok = (s.get("alive") == s["n"] and not s["events"].get("oom_kill")
-              and s.get("refault_fraction") is not None and s["refault_fraction"] <= fit)
-        if not ok:
-            break
-        reached = s["n"]
-    if d.get("error"):
+def density_state(case, d):
+    """(last pass, first fail, capped, why the ramp ended) of a density case
+    (case.density_bracket: the rule the guest stopped on)."""
+    last, fail, capped = density_bracket_rule(case, d)
+    if fail is not None:
+        s = next(x for x in d["samples"] if x["n"] == fail)
+        if s.get("start_failed"):
+            # the guest's message up to the container's log: "container c9
+            # not ready (exited or 180s)", "crun run c9 exited 1"
+            why = (f"container {fail} did not start ({s['start_failed'].split(': ')[0]}, "
+                   f"after {s.get('start_failed_s', NA)} s) at N={fail}")
+        elif s.get("alive") != s["n"]:
+            why = f"{s['n'] - (s.get('alive') or 0)} container(s) gone at N={fail}"
+        elif s["events"].get("oom_kill"):
+            why = f"OOM kill at N={fail}"
+        elif s.get("refault_fraction") is None:
+            why = f"nothing read at N={fail}"
+        else:
+            fit = case.params.get("fit_fraction", 0.05)
+            parts = [f"{what} {s[k] * 100:.1f}% of reads" for what, k in
+                     (("refaults", "refault_fraction"), ("disk reads", "disk_fraction"))
+                     if (s.get(k) or 0) > fit]
+            if s.get("pace") is not None and s["pace"] < case.params.get("min_pace", 0.5):
+                parts.append(f"read at {s['pace'] * 100:.0f}% of their pace")
+            why = " and ".join(parts) + f" at N={fail}" + \
+                (" (two windows)" if s.get("first_window") else "")
+    elif d.get("error"):
         why = f"failed: {d['error']}"
-    elif d.get("stopped"):
-        why = f"stopped at {d['stopped']}"
-    elif d["samples"] and d["samples"][-1]["n"] >= case.n and reached == case.n:
-        why = f"all {case.n} fit (the case's cap)"
+    elif capped == "n":
+        why = f"capped: every sampled N up to {case.n} (the case's N) passed"
+    elif capped == "time":
+        why = (f"capped: the case's time budget ({case.params.get('max_s')} s) ran out "
+               f"at N={len(d.get('start_s', []))}")
     else:
-        why = "refaults above the limit from the N after"
-    return reached, why
+        why = "ended without a failing sample"
+    return last, fail, capped, why
+
+
+def short(name):
+    return name[len("density-"):] if name.startswith("density-") else name
 
 
 def density_section(results, dens, md):
     if not dens:
         return
     c0 = next(iter(dens.values()))[0]
-    fit = c0.params.get("fit_fraction", 0.05)
+    p0 = c0.params
+    fit = p0.get("fit_fraction", 0.05)
+    hot = next((c.params["hot_fraction"] for c, _ in dens.values()
+                if c.params.get("hot_fraction")), None)
     md += ["## Density: how many containers fit", "",
            f"Guest memory {c0.mem}, {c0.cpus} CPUs. Each container (crun, cgroup v2) "
-           "imports the standard modules, then reads every file of its image in a "
-           "loop: its hot set is the whole image. Containers start one after another; "
-           f"at each N, after {c0.params.get('settle_s')} s, a window of "
-           f"{c0.params.get('window_s')} s measures the containers' aggregate read "
-           "throughput and the file refaults (`workingset_refault_file` in "
-           "/proc/vmstat: pages read again from disk soon after reclaim). "
-           f"**N reached**: the largest N at which refaults stayed at or below "
-           f"{fit:.0%} of the bytes read, every container ran and nothing was "
-           "OOM-killed. A case stops once refaults pass "
-           f"{c0.params.get('stop_fraction', 0.5):.0%}.", "",
+           "imports the standard modules, then reads its hot set in a loop (a pass at "
+           f"most every {p0.get('pass_s')} s): every file of its image, or in the `hot set` "
+           + (f"cases {hot:.0%} of the image's bytes (files picked by a seeded shuffle, "
+              "the same in every container; the imports read more). " if hot else "cases "
+              "part of it. ")
+           + "Containers start one after another, each on a root made for it then (a thin "
+           "snapshot, or an overlay mount), until a sample fails. Samples at the N of "
+           "the table, coarse at first, then at every N once free memory above the "
+           "zones' high watermarks is less than the next coarse step would take, "
+           f"anything refaults or disk reads pass half the limit. At each sample, after "
+           f"{p0.get('settle_s')} s, a window of "
+           f"{p0.get('window_s')} s measures the containers' aggregate read throughput and "
+           "the file refaults (`workingset_refault_file` in /proc/vmstat: pages read "
+           "again from disk soon after reclaim) and everything read from the disk (data "
+           "and metadata: inodes and directories evicted and read again show in no "
+           "refault counter). A sample **passes** when refaults and disk reads each "
+           f"stayed at or below {fit:.0%} of the bytes the containers read, the "
+           f"containers kept at least {p0.get('min_pace', 0.5):.0%} of their pace (`pace`: "
+           "the aggregate read rate over N hot sets per pass time: under memory "
+           "pressure they stall on reclaim and on small synchronous re-reads of "
+           "metadata long before those add up to a share of the bytes; a slow pace "
+           "counts only when memory was tight: reclaim in the window, or MemFree under "
+           "twice the zones' high watermarks), every container "
+           "ran, nothing was OOM-killed and the newest container started (crun did not "
+           "fail, ready within 180 s); one that fails on its window alone is "
+           "measured once more and fails only when the second window fails too. "
+           "**N reached**: the "
+           "last N that passed; **first fail**: the N of the first sample that failed "
+           "(the ramp stops there). The limit lies in [N reached, first fail - 1]: one "
+           "N when both were sampled. A case that passed every N up to its N or its time "
+           "budget (`ramp budget s`: the density job's hour, shared out as the cases "
+           "run) is *capped*: its N reached is a lower bound and the targets on it "
+           "give no verdict.", "",
            "![density](density.png)", ""]
     rows, csvrows, plot = [], [], []
     for name, (case, d) in dens.items():
         if not d:
-            rows.append([case.label(), None, "no result (case failed before writing)"])
+            rows.append([case.label(), None, None, None, "no result (case failed before "
+                         "writing)"])
             continue
-        reached, why = density_fit(case, d)
-        last = next((s for s in d["samples"] if s["n"] == reached), None)
-        rows.append([case.label(), reached, why,
-                     last["read_mib_s"] if last else None])
+        last, fail, capped, why = density_state(case, d)
+        at = next((s for s in d["samples"] if s["n"] == last), None)
+        hs = d.get("hot_set") or {}
+        rows.append([case.label(), mib(hs["bytes"] / 1024) if hs else None, last, fail, why,
+                     at and at["read_mib_s"], at and mib(at["memavailable_kb"]),
+                     d["samples"][-1].get("elapsed_s") if d["samples"] else None,
+                     case.params.get("max_s")])
         pts = []
         for s in d["samples"]:
             csvrows.append([name, s["n"], s["read_mib_s"], s["refault_pages_s"],
-                            s["refault_fraction"], s["alive"], s["events"].get("oom_kill"),
-                            s["memavailable_kb"], s["cached_kb"]])
+                            s["refault_fraction"], s.get("disk_fraction"), s["alive"],
+                            s["events"].get("oom_kill"),
+                            s.get("memfree_kb"), s["memavailable_kb"], s["cached_kb"],
+                            int(density_pass(s, fit, case.params.get("min_pace", 0.5)))])
             pts.append((s["n"], s["read_mib_s"], max(s["refault_pages_s"], 0.1)))
         plot.append((case.label(), pts))
-    md += table([("case", None), ("N reached", 0), ("limit", None),
-                 ("read MiB/s at N reached", 1)], rows)
+    md += table([("case", None), ("hot set MiB", 1), ("N reached", 0), ("first fail", 0),
+                 ("limit", None), ("read MiB/s at N reached", 1),
+                 ("MemAvailable MiB at N reached", 1), ("ramp s", 0),
+                 ("ramp budget s", 0)], rows)
     write_csv(results, "density.csv", ["case", "n", "read_mib_s", "refault_pages_s",
-                                       "refault_fraction", "alive", "oom_kills",
-                                       "memavailable_kb", "cached_kb"], csvrows)
+                                       "refault_fraction", "disk_fraction", "alive",
+                                       "oom_kills",
+                                       "memfree_kb", "memavailable_kb", "cached_kb",
+                                       "passed"], csvrows)
     detail = []
     for name, (case, d) in dens.items():
         for s in (d or {}).get("samples", []):
             frac = s["refault_fraction"]
-            detail.append([case.label(), s["n"], s["read_mib_s"], s["refault_pages_s"],
-                           None if frac is None else frac * 100, s["alive"],
-                           mib(s["memavailable_kb"]), mib(s["cached_kb"]),
-                           statistics.median(d["start_s"][:s["n"]])])
-    md += ["Every sample:", ""]
-    md += table([("case", None), ("N", 0), ("read MiB/s", 1), ("refaults pages/s", 1),
-                 ("refaulted % of read", 2), ("containers running", 0),
-                 ("MemAvailable MiB", 1), ("Cached delta MiB", 1),
-                 ("start median s", 2)], detail)
+            pace = s.get("pace")
+            disk = s.get("disk_fraction")
+            ok = density_pass(s, fit, case.params.get("min_pace", 0.5))
+            detail.append([short(name), s["n"], "pass" if ok else "FAIL",
+                           s["read_mib_s"], None if pace is None else pace * 100,
+                           s["refault_pages_s"], None if frac is None else frac * 100,
+                           None if disk is None else disk * 100, s["alive"],
+                           mib(s.get("memfree_kb")), mib(s["memavailable_kb"]),
+                           mib(s["cached_kb"]),
+                           statistics.median(d["start_s"][:s["n"]]) if d["start_s"] else None])
+    md += ["Every sample (case names without `density-`; the labels above):", ""]
+    md += table([("case", None), ("N", 0), ("sample", None), ("read MiB/s", 1),
+                 ("pace %", 0), ("refaults pages/s", 1),
+                 ("refaulted % of read", 2), ("disk read % of read", 2),
+                 ("containers running", 0), ("MemFree MiB", 1), ("MemAvailable MiB", 1),
+                 ("Cached delta MiB", 1), ("start median s", 2)], detail)
     blocks = "".join(datablock(f"d{i}", pts) for i, (_, pts) in enumerate(plot))
     thr = ", ".join(f"$d{i} using 1:2 with linespoints lw 2 title '{t}'"
                     for i, (t, _) in enumerate(plot))
     ref = ", ".join(f"$d{i} using 1:3 with linespoints lw 2 notitle"
                     for i, (t, _) in enumerate(plot))
-    gnuplot(results, blocks + f"""set terminal pngcairo size 1100,800 noenhanced
+    gnuplot(results, blocks + f"""set terminal pngcairo size 1300,900 noenhanced
 set output 'density.png'
 set multiplot layout 2,1 title 'Containers in {c0.mem} of guest memory (crun, TCG)'
 set key outside right top vertical
 set grid
-set lmargin 12; set rmargin 52
+set lmargin 12; set rmargin 70
 set xrange [0:*]
 set ylabel 'aggregate read MiB/s'
 set yrange [0:*]
@@ -183,6 +248,374 @@ set xlabel 'containers (N)'
 plot {ref}
 unset multiplot
 """)
+    memory_section(results, dens, md)
+
+
+# ---- per-container memory -----------------------------------------------------
+
+# (row, how to compute it from a meminfo delta D (kB) and the containers'
+# memcg sums M). "other" is what the kernel uses outside every other field.
+MEM_ROWS = [
+    ("anonymous (AnonPages)", lambda D, M: D["AnonPages"]),
+    ("page cache (Cached - Shmem)", lambda D, M: D["Cached"] - D["Shmem"]),
+    ("tmpfs (Shmem)", lambda D, M: D["Shmem"]),
+    ("slab (Slab)", lambda D, M: D["Slab"]),
+    ("slab charged to the containers' cgroups", lambda D, M:
+        None if M is None else M["slab_reclaimable"] + M["slab_unreclaimable"]),
+    ("kernel stacks (KernelStack)", lambda D, M: D["KernelStack"]),
+    ("page tables (PageTables)", lambda D, M: D["PageTables"]),
+    ("percpu (Percpu)", lambda D, M: D["Percpu"]),
+    ("vmalloc (VmallocUsed)", lambda D, M: D["VmallocUsed"]),
+    ("block device cache (Buffers)", lambda D, M: D["Buffers"]),
+    ("other kernel (in no field above)", lambda D, M: D["used"] - sum(
+        D[k] for k in ("AnonPages", "Cached", "Slab", "KernelStack", "PageTables",
+                       "Percpu", "VmallocUsed", "Buffers"))),
+    ("total used (MemTotal - MemFree)", lambda D, M: D["used"]),
+    ("MemAvailable drop", lambda D, M: -D["MemAvailable"]),
+]
+OBJ_ROWS = [("inodes", "inodes"), ("dentries", "dentries"), ("open files", "files")]
+
+
+def mem_delta(a, b):
+    """Meminfo B - A (kB), with used = MemTotal - MemFree."""
+    d = {k: b[k] - a[k] for k in a if k in b}
+    d["used"] = (b["MemTotal"] - b["MemFree"]) - (a["MemTotal"] - a["MemFree"])
+    return d
+
+
+# Who allocated a slab object, from the allocating function's name (first
+# match wins); the report prints the functions, so the grouping can be read.
+OWNERS = [
+    ("pcdedup", ("pcdedup",)),
+    ("backing files (an open through a share or overlayfs)", ("alloc_empty_backing_file",)),
+    ("XFS", ("xfs", "_xfs", "xlog", "xfs_")),
+    ("overlayfs", ("ovl_",)),
+    ("dentries", ("__d_alloc", "d_alloc", "d_make")),
+    ("inodes: VFS, LSM blobs, tmpfs", ("alloc_inode", "security_inode_alloc", "inode_init",
+                                       "new_inode", "simple_xattr", "shmem_")),
+    ("open files", ("alloc_empty_file", "security_file_alloc", "alloc_file")),
+    ("dm, block, bio", ("dm_", "alloc_buffer", "bio", "blk_", "mempool", "thin_", "pool_", "bdev",
+                        "alloc_disk", "__alloc_disk", "disk_")),
+    ("namespaces (mount, net, ...), sysctl, proc, kernfs",
+     ("alloc_vfsmnt", "copy_mnt_ns", "create_new_namespaces", "alloc_mnt_ns", "copy_",
+      "alloc_super", "sget", "legacy_", "vfs_parse", "kernfs", "__kernfs", "alloc_fs_context",
+      "fs_context", "mnt_", "pid_ns", "create_pid", "create_user_ns", "net_", "ipv4", "ipv6",
+      "unix_net", "__devinet", "devinet", "__register_sysctl", "register_sysctl", "sk_",
+      "sock_", "netdev", "__proc", "proc_", "neigh", "fib", "inet", "__ip", "ip_", "rtnl",
+      "nf_", "setup_net", "ops_init", "__netdev", "alloc_netdev", "loopback", "sysfs")),
+    ("cgroups, memcg", ("css_", "cgroup", "mem_cgroup", "memcg", "obj_cgroup",
+                        "alloc_slab_obj_exts", "percpu_ref", "rstat", "cgroup_")),
+    ("processes, address spaces", ("vm_area", "anon_vma", "mm_alloc", "mas_", "mt_",
+                                   "dup_", "alloc_pid", "prepare_creds", "prepare_",
+                                   "copy_process", "alloc_task", "__anon_vma",
+                                   "mmap_region", "do_brk", "__split_vma", "vma_",
+                                   "alloc_fdtable", "expand_files", "signal", "sighand",
+                                   "getname", "files_", "fs_struct", "alloc_thread",
+                                   "alloc_bprm", "bprm", "taskstats", "sigqueue")),
+    ("page cache (xarray nodes, folio state)", ("xas_", "radix_tree", "xa_", "ifs_alloc")),
+    ("tracing (this measurement)", ("tracing_", "trace_", "ring_buffer")),
+]
+
+
+# Pages from the page allocator, by the callers on the allocation's stack:
+# the first frame when it names an owner, else the first owner named by any
+# frame in this order (the unwinder guesses: stale frames come up).
+PAGE_OWNERS = [
+    ("slab pages (in the slab rows)", ("__slab_alloc", "slab_alloc_node", "allocate_slab",
+                                       "new_slab", "___slab_alloc", "__kmalloc_large",
+                                       "___kmalloc_large", "kmalloc_large")),
+    ("XFS buffers (metadata, directories)", ("xfs_buf",)),
+    ("dm-bufio (dm-thin metadata)", ("dm_bufio", "alloc_buffer", "__dm_bufio")),
+    ("tmpfs", ("shmem",)),
+    ("page cache", ("filemap_", "__filemap", "page_cache_", "ra_alloc_folio", "readahead",
+                    "pcdedup_fill", "do_read_cache")),
+    ("page tables", ("__pte_alloc", "pte_alloc", "__pmd_alloc", "pmd_alloc", "__pud_alloc",
+                     "pud_alloc", "pgd_alloc", "_pgd_alloc", "__p4d_alloc")),
+    ("kernel stacks", ("alloc_thread_stack", "dup_task_struct")),
+    ("percpu", ("pcpu",)),
+    ("vmalloc", ("__vmalloc", "vmalloc", "__vmap")),
+    ("anonymous", ("do_anonymous_page", "alloc_anon_folio", "wp_page_copy", "do_cow_fault",
+                   "do_wp_page", "folio_prealloc", "do_huge_pmd", "__handle_mm_fault",
+                   "handle_mm_fault")),
+    ("tracing (this measurement)", ("ring_buffer", "rb_", "tracing", "trace_")),
+    ("pipes, sockets", ("pipe", "anon_pipe", "alloc_skb", "__alloc_skb", "skb_", "sock_")),
+]
+
+
+def page_owner(caller):
+    frames = caller.split(" < ")
+    for owner, markers in PAGE_OWNERS:
+        if frames[0].startswith(markers):
+            return owner
+    for owner, markers in PAGE_OWNERS:
+        if any(f.startswith(markers) for f in frames):
+            return owner
+    return "other: " + frames[0]
+
+
+def alloc_owner(site):
+    for owner, prefixes in OWNERS:
+        if site.startswith(prefixes):
+            return owner
+    return "other"
+
+
+# The cache of a few allocation sites whose objects the window never sees
+# freed (kmem_cache_alloc does not name its cache, kmem_cache_free does),
+# from the kernel's source; printed with a `*`.
+KNOWN_CACHES = {"xfs_inode_alloc": "xfs_inode", "xfs_inode_item_init": "xfs_ili",
+                "_xfs_buf_alloc": "xfs_buf", "xfs_ifork_init_cow": "xfs_ifork",
+                "xas_alloc": "radix_tree_node", "xas_nomem": "radix_tree_node",
+                "ovl_alloc_inode": "ovl_inode", "__d_alloc": "dentry"}
+
+
+def profile_rows(prof):
+    """Traced live objects of one profiled container: [(site, cache, size,
+    objects, bytes, owner)], most bytes first."""
+    rows = [(x["site"], x["cache"] or (KNOWN_CACHES[x["site"]] + "*"
+                                        if x["site"] in KNOWN_CACHES else "?"),
+             x["size"], x["objects"], x["size"] * x["objects"],
+             alloc_owner(x["site"])) for x in (prof.get("trace") or {}).get("live", [])]
+    return sorted(rows, key=lambda r: -r[4])
+
+
+# The pairs of density cases whose per-container memory the report sets
+# side by side: pcdedup against the shared lower it should match, and
+# against the same scenario without it.
+GAPS = (("density-thin-default", "density-shared-off"),
+        ("density-distinct-default", "density-shared-off"),
+        ("density-thin-default-hot", "density-shared-off-hot"),
+        ("density-thin-default", "density-thin-off"),
+        ("density-distinct-default", "density-distinct-off"))
+
+
+def memory_section(results, dens, md):
+    """Per container, at each case's N reached: the kernel's memory by
+    /proc/meminfo field, the containers' own charge, object counts, slab
+    caches (slabinfo when the kernel has it), and what one container adds,
+    traced by allocation site."""
+    cols, at = [], {}
+    for name, (case, d) in dens.items():
+        if not d or not d.get("before"):
+            continue
+        last = density_state(case, d)[0]
+        s = next((x for x in d["samples"] if x["n"] == last and x.get("mem")), None)
+        if s:
+            cols.append(name)
+            at[name] = (case, d, s)
+    if not cols:
+        return
+    gaps = [(on, ref) for on, ref in GAPS if on in at and ref in at]
+    md += ["## Per-container memory: where it goes", "",
+           "At each case's N reached: what the kernel's memory grew by from before the "
+           "first container (caches dropped, the shared mounts in place, no container "
+           "root yet) to that N, divided by N, in MiB per container (objects: count per "
+           "container). Fields of /proc/meminfo; `slab charged to the containers' "
+           "cgroups`: the containers' memory.stat `slab` summed (objects from caches "
+           "that account to the allocating cgroup: inodes, dentries, files; not XFS "
+           "buffers, dm-thin's or pcdedup's kmalloc); `other kernel`: the growth of "
+           "MemTotal - MemFree outside every field above (pages the kernel takes "
+           "straight from the page allocator: XFS buffer pages and log buffers, "
+           "dm-bufio, ...). The `-` columns are differences between two cases, "
+           "per container.", ""]
+    heads = [f"{short(n)} (N={at[n][2]['n']})" for n in cols] + \
+        [f"{short(a)} - {short(b)}" for a, b in gaps]
+    per = {}
+    for n in cols:
+        case, d, s = at[n]
+        D = mem_delta(d["before"]["meminfo"], s["mem"]["meminfo"])
+        per[n] = {label: (None if f(D, s.get("memcg")) is None
+                          else f(D, s.get("memcg")) / 1024 / s["n"])
+                  for label, f in MEM_ROWS}
+        for label, key in OBJ_ROWS:
+            per[n][label] = (s["mem"]["objects"][key] - d["before"]["objects"][key]) / s["n"]
+    rows, csvrows = [], []
+    objs = [r[0] for r in OBJ_ROWS]
+    for label in [r[0] for r in MEM_ROWS] + objs:
+        vals = [per[n][label] for n in cols]
+        vals += [None if per[a][label] is None or per[b][label] is None
+                 else per[a][label] - per[b][label] for a, b in gaps]
+        csvrows.append([label] + vals)
+        if label in objs:  # counts: whole numbers
+            vals = [None if v is None else f"{v:.0f}".replace("-0", "0") for v in vals]
+        rows.append([label] + vals)
+    md += table([("MiB per container", None)] + [(h, 2) for h in heads], rows)
+    write_csv(results, "memory_per_container.csv", ["row"] + heads, csvrows)
+    parts = ("anonymous (AnonPages)", "page cache (Cached - Shmem)", "tmpfs (Shmem)",
+             "slab (Slab)", "kernel stacks (KernelStack)", "page tables (PageTables)",
+             "percpu (Percpu)", "vmalloc (VmallocUsed)", "block device cache (Buffers)",
+             "other kernel (in no field above)")
+    for a, b in gaps:
+        diff = sorted(((per[a][k] - per[b][k], k) for k in parts), reverse=True)
+        used = per[a]["total used (MemTotal - MemFree)"] - per[b]["total used (MemTotal - MemFree)"]
+        md += [f"{short(a)} against {short(b)}: {used:+.2f} MiB used per container; "
+               + ", ".join(f"{k.split(' (')[0]} {v:+.2f}" for v, k in diff if abs(v) >= 0.05)
+               + ".", ""]
+    slab_caches(at, cols, md)
+    traced_section(results, dens, md)
+
+
+def slab_caches(at, cols, md):
+    """Top slab caches per container from /proc/slabinfo, when the guest
+    kernel has it."""
+    rows = []
+    for n in cols:
+        case, d, s = at[n]
+        a, b = d["before"].get("slab"), s["mem"].get("slab")
+        if a is None or b is None:
+            continue
+        delta = sorted(((b[k] - a.get(k, 0), k) for k in b), reverse=True)
+        rows += [[short(n), k, v / 1024 / 1024 / s["n"]] for v, k in delta[:10] if v > 0]
+    if not rows:
+        md += ["/proc/slabinfo: not in this guest kernel (SLUB_TINY, as tinyconfig picks, "
+               "has no SLUB_DEBUG): slab caches by name come from the traced container "
+               "below.", ""]
+        return
+    md += ["### Slab caches, /proc/slabinfo delta per container (top 10 per case)", ""]
+    md += table([("case", None), ("cache", None), ("MiB per container", 3)], rows)
+
+
+def held_pages(prof):
+    """{owner: KiB} of the pages the traced container still held."""
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    by = {}
+    for x in prof["trace"].get("pages", []):
+        o = page_owner(x["caller"])
+        by[o] = by.get(o, 0) + x["pages"] * page_kib
+    # The trace itself is written to a file on tmpfs: its pages are the
+    # measurement's, not the container's (those taken while the trace
+    # was being written have no stack trace of their own: `?`).
+    f = prof["trace"].get("trace_file_kb", 0)
+    for o in ("tmpfs", "other: ?"):
+        take = min(f, by.get(o, 0))
+        if take:
+            by[o] -= take
+            f -= take
+            tr = "tracing (this measurement)"
+            by[tr] = by.get(tr, 0) + take
+    return by
+
+
+def page_table(profs, cols):
+    """The profiled container's pages from the page allocator that it still
+    holds, by who took them (KiB)."""
+    if not any("pages" in profs[n]["trace"] for n in cols):
+        return []
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    by = {n: held_pages(profs[n]) for n in cols}
+    owners = [o for o, _ in PAGE_OWNERS] + sorted({o for n in cols for o in by[n]
+                                                   if o.startswith("other")})
+    rows = [[o] + [by[n].get(o, 0) for n in cols] for o in owners
+            if any(by[n].get(o) for n in cols)]
+    rows.append(["pages held, total"] + [sum(by[n].values()) for n in cols])
+    rows.append(["pages freed that were older than the window"] + [
+        profs[n]["trace"].get("old_page_frees", 0) * page_kib for n in cols])
+    return (["The same container's pages from the page allocator (`mm_page_alloc` with a "
+             "stack trace, `mm_page_free`), still held at the end, by the first functions "
+             "outside the allocator on the allocation's stack (the guest kernel's unwinder "
+             "guesses: a frame can be stale; `?`: no caller outside the allocator on the "
+             "stack). Slab pages are the slab objects above; the rest is what /proc/meminfo "
+             "counts as anonymous, page tables, tmpfs, or in no field (`other kernel`); "
+             "`tracing`: the trace's own file and buffers. KiB.", ""]
+            + table([("KiB, container pages", None)] + [(short(n), 0) for n in cols], rows))
+
+
+def traced_section(results, dens, md):
+    profs = {n: d["profile"] for n, (c, d) in dens.items()
+             if d and (d.get("profile") or {}).get("trace")}
+    if not profs:
+        return
+    k = next(iter(profs.values()))["container"]
+    md += ["### One container, traced: its kernel objects by who allocated them", "",
+           f"Container {k} of each case started with the others frozen (cgroup v2 "
+           "freezer), under the kmem tracepoints (`kmalloc`, `kmem_cache_alloc`, `kfree`, "
+           "`kmem_cache_free`), until it had read its hot set twice; then frozen too, "
+           f"and tracing stopped a few seconds later. The slab objects allocated in "
+           "between and not freed, by the function that allocated them: what one more "
+           "container keeps in slab memory. Caches are named from frees of objects "
+           "from the same function, or for a few functions from the kernel's source "
+           "(`*`; `?`: neither), kmalloc ones by size. "
+           "`meminfo` rows: the same window's /proc/meminfo deltas. KiB per container.",
+           ""]
+    owners = [o for o, _ in OWNERS] + ["other"]
+    cols = list(profs)
+    by = {n: {} for n in cols}
+    for n in cols:
+        for site, cache, size, objs, nbytes, owner in profile_rows(profs[n]):
+            by[n][owner] = by[n].get(owner, 0) + nbytes
+    rows = []
+    for o in owners:
+        vals = [by[n].get(o, 0) / 1024 for n in cols]
+        if any(vals):
+            rows.append([o] + vals)
+    rows.append(["traced slab objects, total"] + [sum(by[n].values()) / 1024 for n in cols])
+    for label, key in (("meminfo Slab delta", "Slab"), ("meminfo AnonPages delta", "AnonPages"),
+                       ("meminfo KernelStack delta", "KernelStack"),
+                       ("meminfo PageTables delta", "PageTables")):
+        rows.append([label] + [mem_delta(profs[n]["before"]["meminfo"],
+                                         profs[n]["after"]["meminfo"])[key] for n in cols])
+    rows.append(["slab charged to the container's cgroup"] + [
+        (profs[n].get("memcg") or {}).get("slab_unreclaimable", 0)
+        + (profs[n].get("memcg") or {}).get("slab_reclaimable", 0) for n in cols])
+    rows.append(["frees of slab objects older than the window (count)"] + [
+        sum(profs[n]["trace"].get("old_frees", {}).values()) for n in cols])
+    rows.append(["trace events lost"] + [profs[n]["trace"].get("lost_events") for n in cols])
+    md += table([("KiB, container " + str(k), None)] + [(short(n), 0) for n in cols], rows)
+    md += page_table(profs, cols)
+    md += extra_memory(profs, by)
+    csvrows = []
+    for n in cols:
+        for r in profile_rows(profs[n]):
+            csvrows.append([n] + list(r))
+    write_csv(results, "memory_traced.csv",
+              ["case", "site", "cache", "object_bytes", "objects", "bytes", "owner"], csvrows)
+    keys = [n for n in ("density-thin-default", "density-shared-off",
+                        "density-distinct-default", "density-thin-off") if n in profs]
+    for n in keys:
+        top = profile_rows(profs[n])[:12]
+        md += [f"Top allocation sites, {short(n)} (all: `memory_traced.csv`):", ""]
+        md += table([("function", None), ("cache", None), ("object B", 0), ("objects", 0),
+                     ("KiB", 1), ("owner", None)],
+                    [[s, c, z, o, b / 1024, w] for s, c, z, o, b, w in top])
+
+
+# Pages that are not the kernel's own memory for a container: slab pages
+# (counted as objects), the page cache (shared or not: the tables above),
+# anonymous memory and the measurement's; pages of no known owner (`other`)
+# are left out too.
+NOT_KERNEL_PAGES = ("slab pages (in the slab rows)", "page cache", "anonymous",
+                    "tracing (this measurement)")
+
+
+def extra_memory(profs, slab_by_owner):
+    """Where a pcdedup case's extra kernel memory goes, against the case it
+    is compared with (GAPS), from the traced container: slab objects by
+    owner and pages outside the slab, the page cache and anonymous memory,
+    and pcdedup's own part of the difference."""
+    kernel = {}
+    for n, prof in profs.items():
+        k = {f"slab: {o}": v / 1024 for o, v in slab_by_owner[n].items()
+             if o != "tracing (this measurement)"}
+        for o, v in held_pages(prof).items():
+            if o not in NOT_KERNEL_PAGES and not o.startswith("other"):
+                k[f"pages: {o}"] = v
+        kernel[n] = k
+    out = []
+    for a, b in GAPS:
+        if a not in kernel or b not in kernel:
+            continue
+        keys = set(kernel[a]) | set(kernel[b])
+        diff = sorted(((kernel[a].get(o, 0) - kernel[b].get(o, 0), o) for o in keys),
+                      reverse=True)
+        total = sum(v for v, _ in diff)
+        own = kernel[a].get("slab: pcdedup", 0) - kernel[b].get("slab: pcdedup", 0)
+        share = f" ({own / total:.0%} of the difference)" if 0 < own <= total else ""
+        out += [f"**{short(a)} against {short(b)}**, the traced container: {total:+.0f} KiB "
+                "of the kernel's own memory (slab objects, and pages of a known owner "
+                "outside the slab, the page cache and anonymous memory): "
+                + ", ".join(f"{o} {v:+.0f}" for v, o in diff if abs(v) >= 16)
+                + f". pcdedup's own objects: {own:+.0f} KiB{share}.", ""]
+    return out
 
 
 # ---- memory and start --------------------------------------------------------
@@ -279,6 +712,73 @@ plot {plots}
                      ("distinct frames", 0), ("copies", 2)], frames)
 
 
+# ---- spreads -----------------------------------------------------------------
+
+def spread_text(vals, fmt="{:.1f}"):
+    """min-max of VALS as text, None with fewer than two."""
+    vals = [v for v in vals if v is not None]
+    if len(vals) < 2:
+        return None
+    return f"{fmt.format(min(vals))}-{fmt.format(max(vals))}"
+
+
+@dataclass
+class Figure:
+    """A target's figure: VALUE (a ratio, or a change in %) with its bracket
+    LO..HI (None: the figure has no spread, so no verdict), NOTE printed
+    after it, WHY: why there is no figure or no bracket."""
+    value: Optional[float] = None
+    lo: Optional[float] = None
+    hi: Optional[float] = None
+    note: str = ""
+    why: str = ""
+
+
+def ratio_figure(a, b, note=""):
+    """The ratio of the medians of A and B (lists over boots), bracketed by
+    min(A)/max(B) .. max(A)/min(B): no bracket with fewer than two of each."""
+    a, b = [x for x in a if x is not None], [x for x in b if x is not None]
+    if not a or not b or min(b) <= 0:
+        return Figure(note=note, why="not measured")
+    f = Figure(statistics.median(a) / statistics.median(b), note=note)
+    if len(a) < 2 or len(b) < 2:
+        f.why = f"no spread: {len(a)} and {len(b)} boots"
+    else:
+        f.lo, f.hi = min(a) / max(b), max(a) / min(b)
+    return f
+
+
+def paired_figure(ratios, note=""):
+    """The median of per-boot ratios, bracketed by their min and max."""
+    r = [x for x in ratios if x is not None]
+    if not r:
+        return Figure(note=note, why="not measured")
+    f = Figure(statistics.median(r), note=note)
+    if len(r) < 2:
+        f.why = "no spread: 1 boot"
+    else:
+        f.lo, f.hi = min(r), max(r)
+    return f
+
+
+def as_change(f):
+    """A ratio figure as a change in percent."""
+    pct = (lambda x: None if x is None else (x - 1) * 100)
+    return Figure(pct(f.value), pct(f.lo), pct(f.hi), f.note, f.why)
+
+
+def median_ci(xs):
+    """A distribution-free 95% interval of the median of XS (order
+    statistics n/2 -+ 0.98 sqrt(n)); None for fewer than 6 values."""
+    xs = sorted(x for x in xs if x is not None)
+    n = len(xs)
+    if n < 6:
+        return None
+    j = max(int(n / 2 - 0.98 * n ** 0.5), 1)
+    k = min(int(n / 2 + 1 + 0.98 * n ** 0.5 + 0.999), n)
+    return xs[j - 1], xs[k - 1]
+
+
 # ---- fio ---------------------------------------------------------------------
 
 def latency_us(ns, step_ns):
@@ -288,43 +788,114 @@ def latency_us(ns, step_ns):
     return ns / 1000
 
 
+FIO_ROWS = [("cold", e, p) for e in ("psync", "mmap") for p in ("seq", "rand4k-10pct")] + \
+    [("cached", e, p) for e in ("psync", "mmap") for p in ("seq", "rand4k")]
+
+
+FIO_MODES = ("off", "full", "trust")
+
+
+def fio_modes(fio):
+    """The pcdedup modes the fio boots ran, in the report's order."""
+    have = {r.get("verify", c.verify) for c, d in fio.values()
+            for r in (d or {}).get("runs", [])}
+    return [m for m in FIO_MODES if m in have] + sorted(have - set(FIO_MODES))
+
+
+def fio_runs(boots, verify, phase, engine, pattern):
+    """The run VERIFY PHASE ENGINE PATTERN of each boot (case, result) in
+    BOOTS that has it: [(run, result)]. A run without its own verify is the
+    case's (one mode per boot)."""
+    return [(r, d) for c, d in boots for r in (d or {}).get("runs", [])
+            if (r.get("verify", c.verify), r["phase"], r["engine"], r["pattern"]) ==
+            (verify, phase, engine, pattern)]
+
+
+def run_seconds(r):
+    """The whole run, ramp included: what the disk and fill counters cover."""
+    return r["ramp_s"] + r["runtime_ms"] / 1000
+
+
 def fio_section(results, fio, md):
     if not fio:
         return
-    first = next((d for _, d in fio.values() if d), None)
-    n, fmib = (first["n"], first["file_mib"]) if first else (None, None)
+    first = next((d for _, d in fio.values() if d), None) or {}
+    n, fmib = first.get("n"), first.get("file_mib")
+    ramp, runtime = first.get("ramp_s"), first.get("runtime_s")
+    free = first.get("cold_free_kib")
+    free_mib = f"{free / 1024:.0f}" if free else NA
+    memcg = first.get("cold_pressure") == "memcg"
+    boots = list(fio.values())
     md += ["## fio: readers on their own thin snapshot of the same files", "",
-           f"{n} readers, each on its own thin snapshot, each reading 4 files of "
-           f"{fmib} MiB whole; `--readonly --invalidate=0 --fadvise_hint=0`; figures "
-           "aggregate all jobs. `cold` runs right after drop_caches (with verify=full "
-           "every block is hashed as a fill brings it into a share, nothing at open), "
-           "`cached` right after it. "
-           "Each figure is the median of the case's repeats. Latency percentiles are "
-           f"`n/a` when they span fewer than {MIN_CLOCK_STEPS} steps of the guest's "
-           "clock (the step is measured in the guest: smallest nonzero difference of "
-           "CLOCK_MONOTONIC over 20000 readings).", ""]
+           f"{n} readers, each on its own thin snapshot of the same 4 files of {fmib} MiB; "
+           "`--readonly --invalidate=0 --fadvise_hint=0`; figures aggregate all jobs. "
+           f"Every run is `time_based`: {ramp} s of ramp, then {runtime} s measured. "
+           "**cached**: every reader reads all 4 files (the same content on every "
+           "snapshot: one shared copy with pcdedup, one per snapshot without), with no "
+           "memory limit, after one read of every file; `rand4k`: 4 KiB reads at random "
+           "over all of every file. **cold**: reader I reads file I of its snapshot, so "
+           "no two readers read the same content and every mode reads the same bytes from "
+           "disk (what a fill and its checks cost per byte, not what sharing saves); "
+           "after drop_caches, "
+           + (f"the readers in a cgroup whose `memory.max` is {free_mib} MiB"
+              if memcg else
+              f"with all of the guest's memory but about {free_mib} MiB (for the page "
+              "cache, fio and the kernel's reserves) taken by a locked anonymous "
+              "allocation") +
+           ", less than the files they read, so no pass finds what the one before read "
+           "and the whole run reads from disk (`disk/read` shows it; with "
+           "verify=full every block a fill brings in is hashed, nothing at open). `seq`: "
+           "128 KiB reads; `rand4k-10pct`: 4 KiB reads of a random 10% of the file's blocks "
+           "per pass, each once (about 13 in each 512 KiB; a fresh random 10% each pass): "
+           "a 4 KiB miss through a share fills its whole 512 KiB granule. Each boot ran each "
+           "run in every mode, one right after the other (the order of the modes rotating "
+           f"from boot to boot); boots: {len(boots)}. A figure is the median over boots, "
+           "with its spread (min-max); a target compares each mode with pcdedup off in the "
+           "same boot (the runs a minute apart), the median of those ratios and their "
+           "spread. `disk/read`: "
+           "MiB read from disk per MiB the readers got (ramp "
+           "included); `filled MiB/s`: what pcdedup filled into shares per second (each "
+           "page hashed, with verify=full); `guest CPU busy %`: both guest CPUs, from "
+           "/proc/stat over the run. Latency percentiles (medians over boots) are `n/a` "
+           f"when they span fewer than {MIN_CLOCK_STEPS} steps of the guest's clock "
+           "(measured in the guest: the smallest nonzero difference of CLOCK_MONOTONIC "
+           "over 20000 readings).", ""]
     rows, csvrows = [], []
-    for name, (case, d) in fio.items():
+    for verify in fio_modes(fio):
+        for phase, engine, pattern in FIO_ROWS:
+            rs = fio_runs(boots, verify, phase, engine, pattern)
+            if not rs:
+                continue
+            bw = [r["bw_kib_s"] / 1024 for r, _ in rs]
+            disk = [r["disk_read_kib"] / (r["bw_kib_s"] * run_seconds(r))
+                    for r, _ in rs if r["bw_kib_s"]]
+            filled = [r["fill_kib"] / 1024 / run_seconds(r) for r, _ in rs
+                      if r.get("fill_kib") is not None]
+            busy = [r["cpu"]["busy"] * 100 for r, _ in rs if r.get("cpu")]
+            # each boot's latencies as its own clock can tell them
+            lat = [[latency_us(r["lat_ns"].get(p), d["guest"]["clock_step_ns"])
+                    for r, d in rs] for p in ("50", "99")]
+            lat = [statistics.median([x for x in v if x is not None])
+                   if any(x is not None for x in v) else None for v in lat]
+            vals = [statistics.median(bw), spread_text(bw), len(rs),
+                    statistics.median(disk) if disk else None,
+                    statistics.median(filled) if filled else None] + lat + \
+                [statistics.median(busy) if busy else None]
+            rows.append([verify, phase, engine, pattern] + vals)
+            csvrows.append([verify, phase, engine, pattern] + vals)
+    for case, d in boots:
         if not d:
-            rows.append([case.verify, None, None, None, None, None, None, None, None,
-                         None, None])
-            continue
-        step = d["guest"]["clock_step_ns"]
-        for r in d["runs"]:
-            lat = [latency_us(r["lat_ns"].get(p), step) for p in ("50", "99")]
-            vals = [r["bw_kib_s"] / 1024, r["iops"],
-                    latency_us(r["lat_mean_ns"], step)] + lat + \
-                [mib(r["cached_kb_after"]), mib(r["disk_read_kb"])]
-            rows.append([case.verify, r["engine"], r["pattern"], r["phase"]] + vals)
-            csvrows.append([case.verify, r["engine"], r["pattern"], r["phase"]] + vals)
-        if d.get("error"):
-            rows.append([case.verify, f"FAILED: {d['error']}"])
-    md += table([("pcdedup", None), ("engine", None), ("pattern", None), ("phase", None),
-                 ("MiB/s", 1), ("IOPS", 0), ("lat mean us", 1), ("p50 us", 1),
-                 ("p99 us", 1), ("Cached after MiB", 1), ("disk read MiB", 1)], rows)
-    write_csv(results, "fio.csv", ["pcdedup", "engine", "pattern", "phase", "mib_s", "iops",
-                                   "lat_mean_us", "p50_us", "p99_us", "cached_after_mib",
-                                   "disk_read_mib"], csvrows)
+            rows.append([case.name, "no result (case failed before writing)"])
+        elif d.get("error"):
+            rows.append([case.name, f"FAILED: {d['error']}"])
+    md += table([("pcdedup", None), ("phase", None), ("engine", None), ("pattern", None),
+                 ("MiB/s", 1), ("spread MiB/s", None), ("boots", 0), ("disk/read", 2),
+                 ("filled MiB/s", 1), ("p50 us", 1), ("p99 us", 1),
+                 ("guest CPU busy %", 0)], rows)
+    write_csv(results, "fio.csv", ["pcdedup", "phase", "engine", "pattern", "mib_s",
+                                   "spread_mib_s", "boots", "disk_per_read",
+                                   "filled_mib_s", "p50_us", "p99_us", "guest_busy_pct"],
+              csvrows)
     modes = list(dict.fromkeys(r[0] for r in csvrows))
     keys = list(dict.fromkeys(f"{r[1]} {r[2]} {r[3]}" for r in csvrows))
     data = [[f'"{k}"'] + [next((r[4] for r in csvrows if r[0] == m and
@@ -334,7 +905,7 @@ def fio_section(results, fio, md):
                      for i, m in enumerate(modes))
     gnuplot(results, datablock("f", data) + f"""set terminal pngcairo size 1100,600 noenhanced
 set output 'fio.png'
-set title 'fio aggregate throughput, TCG'
+set title 'fio aggregate throughput (median over boots), TCG'
 set ylabel 'MiB/s (log scale)'
 set style data histograms; set style fill solid border -1
 set logscale y; set grid y; set xtics rotate by -30
@@ -344,16 +915,105 @@ plot {cols}
     md += ["![fio throughput](fio.png)", ""]
 
 
+def hash_boots(fio):
+    """Per boot that ran verify=full: (case, result, SHA-256 MiB/s on one CPU
+    and on all CPUs, the medians of the boot's measurements; the error when
+    there are none)."""
+    out = []
+    for case, d in fio.values():
+        if not fio_runs([(case, d)], "full", "cold", "psync", "seq") and \
+                "full" not in (d or {}).get("modes", [case.verify]):
+            continue
+        hr = (d or {}).get("hashrate") or []
+        one = [h["one_cpu_mib_s"] for h in hr if h.get("one_cpu_mib_s")]
+        alls = [h["all_cpus_mib_s"] for h in hr if h.get("all_cpus_mib_s")]
+        err = next((h["error"] for h in hr if h.get("error")), None)
+        out.append((case, d, statistics.median(one) if one else None,
+                    statistics.median(alls) if alls else None,
+                    err or (None if hr else "not measured")))
+    return out
+
+
+def hash_fractions(fio, engine):
+    """Per verify=full boot, cold ENGINE seq: filled (so hashed) MiB/s over
+    the boot's SHA-256 rate on all CPUs."""
+    out = []
+    for case, d, one, alls, err in hash_boots(fio):
+        r = next((r for r, _ in fio_runs([(case, d)], "full", "cold", engine, "seq")), None)
+        if r is None or r.get("fill_kib") is None or not alls:
+            continue
+        out.append(r["fill_kib"] / 1024 / run_seconds(r) / alls)
+    return out
+
+
+def hash_section(fio, md):
+    hb = hash_boots(fio)
+    if not hb:
+        return
+    md += ["## The hashing limit: verify=full cold reads against SHA-256", "",
+           "In each verify=full boot the guest's SHA-256 rate is measured through the "
+           "kernel crypto API (an AF_ALG `hash` socket, `sha256`: the generic C code "
+           "pcdedup's fills hash with), 1 MiB sends for 3 s, on one CPU and on all guest "
+           "CPUs at once (one process pinned to each), before the cold runs and after them "
+           "(the median of the two). A verify=full fill hashes every block it brings in, "
+           "once: `filled MiB/s` (pcdedup's fill counter over the run) is the bytes "
+           "hashed per second, and `hashed / all-CPU rate` the share of what SHA-256 on "
+           "all CPUs allows that the cold sequential reads used (the readers read "
+           "distinct content: `read MiB/s` is what they got, about what was filled). "
+           "fs-verity's "
+           "4 KiB blocks hash one padding block per 64 data blocks and one tree block per "
+           "128: about 2.3% more work per byte than these streaming sends.", ""]
+    rows = []
+    for case, d, one, alls, err in hb:
+        for engine in ("psync", "mmap"):
+            r = next((r for r, _ in fio_runs([(case, d)], "full", "cold", engine, "seq")),
+                     None)
+            filled = None if r is None or r.get("fill_kib") is None else \
+                r["fill_kib"] / 1024 / run_seconds(r)
+            rows.append([case.name, f"cold {engine} seq", one, alls,
+                         r and r["bw_kib_s"] / 1024, filled,
+                         filled / alls if filled is not None and alls else None,
+                         err or "none"])
+    md += table([("boot", None), ("run", None), ("SHA-256 1 CPU MiB/s", 1),
+                 ("SHA-256 all CPUs MiB/s", 1), ("read MiB/s", 1), ("filled MiB/s", 1),
+                 ("hashed / all-CPU rate", 2), ("hash rate error", None)], rows)
+
+
 # ---- micro -------------------------------------------------------------------
 
-def micro_section(micro, tags, md):
-    per, accel = {}, None
+AB_ARMS = (("stock", "stock"), ("security", "security series only"),
+           ("on", "whole series, pcdedup on"))
+AB_OPS = ("open_close", "stat", "read", "mmap_fault")
+
+
+def micro_per(micro):
+    """{(label, files, op): [ns_per_op of each boot]} and, for the whole
+    series, {op: [tagged-b / untagged of each boot]}."""
+    per, paired = {}, {}
     for case, d in micro.values():
-        accel = case.accel
-        for o in (d or {}).get("ops", []):
-            per.setdefault((d["label"], o["files"], o["op"]), []).append(o["ns_per_op"])
+        ops = {(o["files"], o["op"]): o["ns_per_op"] for o in (d or {}).get("ops", [])}
+        for (files, op), v in ops.items():
+            per.setdefault((d["label"], files, op), []).append(v)
+        if d and d["label"] == "on":
+            for op in AB_OPS:
+                u, t = ops.get(("untagged", op)), ops.get(("tagged-b", op))
+                if u and t:
+                    paired.setdefault(op, []).append(t / u)
+    return per, paired
+
+
+def change_text(f):
+    """+0.53% [+0.41, +0.66] (a change figure with its bracket)."""
+    if f.value is None:
+        return None
+    s = f"{f.value:+.2f}%"
+    return s + (f" [{f.lo:+.2f}, {f.hi:+.2f}]" if f.lo is not None else "")
+
+
+def micro_section(micro, tags, md):
+    accel = next((case.accel for case, _ in micro.values()), None)
     unit = "instructions/op" if accel == "icount" else "ns/op"
-    ratios = {}
+    per, _ = micro_per(micro)
     if micro:
         md += ["## A/B kernels: micro-benchmark (bench/micro.c)", "",
                "Cost per operation on files already in page cache (16 KiB files on XFS), "
@@ -362,26 +1022,32 @@ def micro_section(micro, tags, md):
                 "instruction: the figures are guest instructions per operation, free of "
                 "host noise (they do not model cache misses). " if accel == "icount" else
                 "") +
-               "Per boot the median of 5 rounds; here the median over boots, and the "
-               "spread (min-max over boots). Boots interleave stock / patched with "
-               "pcdedup off / patched with pcdedup on. `tagged-b` files carry keys.", ""]
+               "Three kernels: stock (Debian's 6.12 without any patch), the security "
+               "series only (the patches before the first pcdedup one) and the whole "
+               "series with pcdedup on; boots interleave them, the order rotating. Per "
+               "boot the median of 5 rounds; here the median over boots and the spread "
+               "(min-max over boots). The changes stock->security and security->whole "
+               "are of the medians, bracketed by the spreads (lowest over highest, "
+               "highest over lowest). `tagged-b` files carry keys (served through a share "
+               "on the whole series; plain files on the others).", ""]
         rows = []
         for files in ("untagged", "tagged-b"):
-            for op in ("open_close", "stat", "read", "mmap_fault"):
-                vals = {k: per.get((k, files, op), []) for k in ("stock", "off", "on")}
+            for op in AB_OPS:
+                vals = {k: per.get((k, files, op), []) for k, _ in AB_ARMS}
                 med = {k: statistics.median(v) if v else None for k, v in vals.items()}
-                spread = {k: f"{min(v):.0f}-{max(v):.0f}" if v else None
-                          for k, v in vals.items()}
-                r = [med["off"] / med["stock"] if med["off"] and med["stock"] else None,
-                     med["on"] / med["stock"] if med["on"] and med["stock"] else None]
-                ratios[(files, op)] = r
-                rows.append([files, op, med["stock"], med["off"], med["on"],
-                             spread["stock"], spread["off"], spread["on"], r[0], r[1],
-                             "/".join(str(len(vals[k])) for k in ("stock", "off", "on"))])
+                sec = as_change(ratio_figure(vals["security"], vals["stock"]))
+                whole = as_change(ratio_figure(vals["on"], vals["security"]))
+                rows.append([files, op, med["stock"], med["security"], med["on"],
+                             spread_text(vals["stock"], "{:.0f}"),
+                             spread_text(vals["security"], "{:.0f}"),
+                             spread_text(vals["on"], "{:.0f}"),
+                             change_text(sec), change_text(whole),
+                             "/".join(str(len(vals[k])) for k, _ in AB_ARMS)])
         md += table([("files", None), ("op", None), (f"stock {unit}", 0),
-                     (f"off {unit}", 0), (f"on {unit}", 0), ("stock spread", None),
-                     ("off spread", None), ("on spread", None), ("off/stock", 3),
-                     ("on/stock", 3), ("boots", None)], rows)
+                     (f"security {unit}", 0), (f"whole {unit}", 0), ("stock spread", None),
+                     ("security spread", None), ("whole spread", None),
+                     ("stock->security", None), ("security->whole", None),
+                     ("boots", None)], rows)
     for case, d in tags.values():
         t = (d or {}).get("tag")
         md += ["### `pcdedup tag` vs `sha256sum`", "",
@@ -392,29 +1058,61 @@ def micro_section(micro, tags, md):
                       t and t["sha256sum_mb_s"] / 1.048576],
                      ["pcdedup tag -j 1", t and t["tag_j1_mb_s"] / 1.048576],
                      ["pcdedup tag (default jobs)", t and t["tag_mb_s"] / 1.048576]])
-    return ratios
 
 
 # ---- targets -----------------------------------------------------------------
 
-def verdict(ok, margin=""):
-    """**met** / **missed** with by how much; n/a when not measured."""
+TARGETS_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets.csv")
+
+
+def load_targets(path=TARGETS_CSV):
+    """The rows of bench/targets.csv (comment lines start with #)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    for r in rows:
+        r["limit"] = float(r["limit"])
+    return rows
+
+
+def target_row(t, f):
+    """(target, want, measured, verdict) for target row T and Figure F. The
+    verdict rests on the bracket: met or missed when all of it lies on one
+    side of the limit (by how much: the median's distance), inconclusive when
+    the limit lies inside it, n/a without a figure or without a bracket."""
+    pct = t["unit"] == "%"
+    lim = t["limit"]
+    want = (f"within {lim:.1f}%" if t["want"] == "within" else
+            f"{t['want']} {lim:+.1f}%" if pct else f"{t['want']} {lim:.2f}x")
+    if f is None or f.value is None:
+        why = (f and f.why) or "not measured"
+        return (t["target"], want, NA, f"{NA} ({why})")
+    fmt = (lambda x: f"{x:+.2f}%") if pct else (lambda x: f"{x:.2f}x")
+    measured = fmt(f.value)
+    if f.lo is not None:
+        measured += f" [{fmt(f.lo)}, {fmt(f.hi)}]" if pct else \
+            f" [{f.lo:.2f}-{f.hi:.2f}x]" if f.hi != float("inf") else \
+            f" [>= {f.lo:.2f}x]" if f.lo > 0 else " [unbounded]"
+    if f.note:
+        measured += f" {f.note}"
+    if f.lo is None:
+        return (t["target"], want, measured, f"{NA} ({f.why or 'no spread'})")
+    if t["want"] == ">=":
+        ok = True if f.lo >= lim else False if f.hi < lim else None
+        by = f.value - lim
+    elif t["want"] == "<=":
+        ok = True if f.hi <= lim else False if f.lo > lim else None
+        by = lim - f.value
+    else:
+        ok = True if -lim <= f.lo and f.hi <= lim else \
+            False if f.hi < -lim or f.lo > lim else None
+        by = lim - abs(f.value)
+    unit = " points" if pct else "x"
+    size = f"{abs(by):.2f}"
     if ok is None:
-        return NA
-    return ("**met**" if ok else "**missed**") + (f" ({margin})" if margin else "")
-
-
-def ratio_row(target, got, ref, limit, at_most, what=""):
-    """A target on the ratio GOT/REF: at most (or at least) LIMIT. The verdict
-    says by how much it is met or missed, in the ratio's own unit."""
-    want = f"{'<=' if at_most else '>='} {limit:.2f}x"
-    if got is None or ref is None or ref <= 0:
-        return (target, want, NA, verdict(None))
-    q = got / ref
-    ok = q <= limit if at_most else q >= limit
-    by = abs(limit - q)
-    margin = f"{by:.2f}x {'to spare' if ok else 'over' if at_most else 'short'}"
-    return (target, want, f"{q:.2f}x{what}", verdict(ok, margin))
+        return (t["target"], want, measured, "inconclusive (the limit lies within the spread)")
+    side = "to spare" if ok else ("short" if t["want"] == ">=" else "over")
+    return (t["target"], want, measured,
+            f"{'**met**' if ok else '**missed**'} ({size}{unit} {side})")
 
 
 class Pick:
@@ -446,134 +1144,164 @@ class Pick:
         if not d or not d["samples"] or d.get("error"):
             return name, None, None
         s = d["samples"][-1]
+        if case.kind == "density":  # its last sample failed: the one at N reached
+            last = density_state(case, d)[0]
+            s = next((x for x in d["samples"] if x["n"] == last), None)
+            if s is None:
+                return name, None, None
         return name, s, d["start_s"][:s["n"]]
 
 
-def targets(cont, dens, fio, ratios):
-    """(target, want, measured, verdict) rows; every target has a row, n/a
-    where its figure is missing. The issue-10 targets and the density ones."""
-    rows = []
-    fits = {n: density_fit(c, d)[0] for n, (c, d) in dens.items() if d}
-    caps = {n: c.n for n, (c, d) in dens.items()}
-    for scen in ("thin", "distinct"):
-        name = f"density-{scen}-default"
-        on, off = fits.get(name), fits.get(f"density-{scen}-off")
-        shared = fits.get("density-shared-off")
-        for target, ref, limit in (("containers that fit with pcdedup vs without", off, 2.0),
-                                   ("containers that fit with pcdedup vs overlayfs shared "
-                                    "lower", shared, 0.9)):
-            row = ratio_row(f"density, {scen}: {target}", on, ref, limit, False,
-                            "" if on is None or ref is None else f" ({on} vs {ref})")
-            if on is not None and on >= caps[name] and row[3].startswith("**missed"):
-                # every container fitted: the ratio is a lower bound, not a miss
-                row = row[:3] + (f"n/a (all {on} fitted: the case's cap; "
-                                 "a larger N decides)",)
-            rows.append(row)
+def density_figures(dens):
+    """Ratios of N reached with their bracket: each arm's limit lies in
+    [N reached, first fail - 1], so the ratio lies in [a_lo / b_hi, a_hi /
+    b_lo]. No verdict when an arm is capped (it passed every N it was given)
+    or has no result."""
+    figs = {}
+    st = {n: density_state(c, d) for n, (c, d) in dens.items() if d}
+    for key, on_name, refs in (
+            ("thin", "density-thin-default", ("density-thin-off", "density-shared-off")),
+            ("distinct", "density-distinct-default",
+             ("density-distinct-off", "density-shared-off")),
+            ("thin-hot", "density-thin-default-hot",
+             ("density-thin-off-hot", "density-shared-off-hot"))):
+        for what, ref_name in zip(("on-vs-off", "on-vs-shared"), refs):
+            fid = f"density/{key}/{what}"
+            on, ref = st.get(on_name), st.get(ref_name)
+            if on is None or ref is None or not ref[0]:
+                figs[fid] = Figure(why="not measured")
+                continue
+            note = f"(N {on[0]} vs {ref[0]}; first fail {on[1] or NA} vs {ref[1] or NA})"
+            capped = [short(n) for n, x in ((on_name, on), (ref_name, ref)) if x[1] is None]
+            if capped:
+                figs[fid] = Figure(on[0] / ref[0], note=note,
+                                   why=f"capped: {', '.join(capped)} (no failing N)")
+                continue
+            figs[fid] = Figure(on[0] / ref[0], on[0] / (ref[1] - 1), (on[1] - 1) / ref[0],
+                               note=note)
+    return figs
+
+
+def containers_figures(cont, dens):
+    """Page cache: the figure from Cached, bracketed by Cached and the
+    containers' memcg file charge (two measures of the same pages); start:
+    the ratio of medians, bracketed by their 95% intervals; disk reads: one
+    boot, no spread."""
+    figs = {}
     pick = Pick(cont, dens)
     rname, ref, ref_starts = pick("shared", "off")
-    for scen in ("thin", "distinct"):
+    for scen, modes in (("thin", ("full", "trust")), ("distinct", ("full",))):
         bname, base, _ = pick(scen, "off")
-        for mode in ("full", "trust"):
+        for mode in modes:
             name, s, starts = pick(scen, mode)
-            if name is None and mode == "trust":
-                continue  # verify=trust is measured in the full run only
-            src = f" ({name}, N={s['n']})" if s else ""
-            what = f"{scen} + pcdedup (verify={mode})"
-            got = s and s["cached_kb"]
-            rows.append(ratio_row(f"page cache, {what} vs overlayfs shared lower", got,
-                                  ref and ref["cached_kb"], 1.10, True, src))
-            row = ratio_row(f"page cache, {what} vs the same without pcdedup", got,
-                            base and base["cached_kb"], 0.05, True, src)
-            if s and s["n"] < 20 and row[3].startswith("**missed"):
-                # one shared copy is 1/N of N private ones: 1/20 needs N >= 20
-                row = row[:3] + (f"n/a (at N={s['n']} one copy is 1/{s['n']}; "
-                                 "1/20 needs N >= 20)",)
-            rows.append(row)
-            rows.append(ratio_row(f"disk read to start them, {what} vs the same without "
-                                  "pcdedup", s and s["disk_read_kb"],
-                                  base and base["disk_read_kb"], 0.10, True, src))
-            rows.append(ratio_row(f"median container start, {what} vs overlayfs shared "
-                                  "lower", statistics.median(starts) if starts else None,
-                                  statistics.median(ref_starts) if ref_starts else None,
-                                  1.15, True, src))
+            key = f"containers/{scen}/{mode}"
+            src = f"({name}, N={s['n']})" if s else ""
+            for what, r in (("shared", ref), ("off", base)):
+                if not s or not r or not r["cached_kb"]:
+                    figs[f"{key}/cache-vs-{what}"] = Figure(why="not measured")
+                    continue
+                q = [s["cached_kb"] / r["cached_kb"]]
+                if s.get("memcg_file_total_kb") and r.get("memcg_file_total_kb"):
+                    q.append(s["memcg_file_total_kb"] / r["memcg_file_total_kb"])
+                f = Figure(q[0], min(q), max(q), note=src)
+                if len(q) < 2:
+                    f.lo = f.hi = None
+                    f.why = "no second measure"
+                figs[f"{key}/cache-vs-{what}"] = f
+            if s and base and base["disk_read_kb"]:
+                figs[f"{key}/disk-vs-off"] = Figure(
+                    s["disk_read_kb"] / base["disk_read_kb"], note=src,
+                    why="one boot: no spread")
+            else:
+                figs[f"{key}/disk-vs-off"] = Figure(why="not measured")
+            a, b = median_ci(starts or []), median_ci(ref_starts or [])
+            if starts and ref_starts:
+                f = Figure(statistics.median(starts) / statistics.median(ref_starts),
+                           note=src)
+                if a and b and b[0] > 0:
+                    f.lo, f.hi = a[0] / b[1], a[1] / b[0]
+                else:
+                    f.why = "too few starts for an interval"
+                figs[f"{key}/start-vs-shared"] = f
+            else:
+                figs[f"{key}/start-vs-shared"] = Figure(why="not measured")
+    return figs
+
+
+def micro_figures(micro):
+    figs = {}
+    per, paired = micro_per(micro)
     for op in ("open_close", "stat", "read"):
-        r = ratios.get(("untagged", op), [None, None])[1]
-        ok = None if r is None else abs(r - 1) <= 0.02
-        margin = "" if r is None else \
-            f"{abs(0.02 - abs(r - 1)) * 100:.1f} points {'to spare' if ok else 'over'}"
-        rows.append((f"micro untagged {op}, patched+on vs stock (icount A/B)", "within 2%",
-                     NA if r is None else f"{(r - 1) * 100:+.1f}%", verdict(ok, margin)))
-    off = next((d for c, d in fio.values() if c.verify == "off" and d), None)
-    for name, (case, d) in fio.items():
-        if case.verify == "off":
-            continue
-        for phase, engine, pattern in [(p, e, q) for p in ("cold", "cached")
-                                       for e in ("psync", "mmap") for q in ("seq", "rand4k")]:
-            r = next((x for x in (d or {}).get("runs", []) if
-                      (x["engine"], x["pattern"], x["phase"]) == (engine, pattern, phase)),
-                     None)
-            b = next((x for x in (off or {}).get("runs", []) if
-                      (x["engine"], x["pattern"], x["phase"]) == (engine, pattern, phase)),
-                     None)
-            want = 0.95 if phase == "cached" else 0.90
-            rows.append(ratio_row(f"fio {phase} {engine} {pattern}: verify={case.verify} vs "
-                                  "pcdedup off", r and r["bw_kib_s"], b and b["bw_kib_s"],
-                                  want, False))
-    # Issue 13 (direct, asynchronous fills; the open hook a static branch):
-    # sequential reads through a share at least as fast as private ones, and
-    # no untagged cost at all against stock.
-    for name, (case, d) in fio.items():
-        if case.verify == "off":
-            continue
-        for phase, engine in (("cold", "psync"), ("cold", "mmap"), ("cached", "mmap")):
-            r, b = fio_run(d, engine, "seq", phase), fio_run(off, engine, "seq", phase)
-            rows.append(ratio_row(f"issue 13: fio {phase} {engine} seq: verify={case.verify} "
-                                  "vs pcdedup off", r and r["bw_kib_s"], b and b["bw_kib_s"],
-                                  1.00, False))
-    for op in ("open_close", "stat", "read"):
-        r = ratios.get(("untagged", op), [None, None])[1]
-        ok = None if r is None else r <= 1.0
-        margin = "" if r is None else f"{abs(r - 1) * 100:.1f} points {'to spare' if ok else 'over'}"
-        rows.append((f"issue 13: micro untagged {op}, patched+on vs stock: no increase",
-                     "<= +0.0%", NA if r is None else f"{(r - 1) * 100:+.1f}%",
-                     verdict(ok, margin)))
-    return rows
+        arm = {k: per.get((k, "untagged", op), []) for k, _ in AB_ARMS}
+        on_stock = as_change(ratio_figure(arm["on"], arm["stock"]))
+        figs[f"ab/untagged/{op}/on-vs-stock"] = on_stock
+        figs[f"ab/untagged/{op}/on-vs-stock-increase"] = on_stock
+        figs[f"ab/untagged/{op}/on-vs-security"] = as_change(
+            ratio_figure(arm["on"], arm["security"]))
+        figs[f"ab/untagged/{op}/security-vs-stock"] = as_change(
+            ratio_figure(arm["security"], arm["stock"]))
+    for op in ("open_close", "read"):
+        figs[f"ab/tagged-vs-untagged/{op}"] = paired_figure(paired.get(op, []))
+    return figs
 
 
-def fio_run(d, engine, pattern, phase):
-    return next((x for x in (d or {}).get("runs", []) if
-                 (x["engine"], x["pattern"], x["phase"]) == (engine, pattern, phase)), None)
-
-
-def hashing_notes(fio):
-    """What the fio figures say about the cost of verify=full: the same
-    stacked reads with verify=trust differ only in hashing, so the time
-    between the two is the hashing of the data the readers share, once."""
-    by_mode = {c.verify: d for c, d in fio.values() if d}
-    full, trust = by_mode.get("full"), by_mode.get("trust")
-    if not full or not trust:
-        return []
-    unique_mib = 4 * full.get("file_mib", 0)
-    rows = []
+def fio_figures(fio):
+    """Each mode against pcdedup off in the same boot: the median of the
+    per-boot ratios and their spread."""
+    figs = {}
+    for mode in ("full", "trust"):
+        for phase, engine, pattern in FIO_ROWS:
+            ratios = []
+            for cd in fio.values():
+                a = fio_runs([cd], mode, phase, engine, pattern)
+                b = fio_runs([cd], "off", phase, engine, pattern)
+                if a and b and b[0][0]["bw_kib_s"]:
+                    ratios.append(a[0][0]["bw_kib_s"] / b[0][0]["bw_kib_s"])
+            f = paired_figure(ratios)
+            figs[f"fio/{phase}/{engine}/{pattern}/{mode}-vs-off"] = f
+            figs[f"fio/{phase}/{engine}/{pattern}/{mode}-vs-off-no-slower"] = f
     for engine in ("psync", "mmap"):
-        for pattern in ("seq", "rand4k"):
-            f, t = fio_run(full, engine, pattern, "cold"), fio_run(trust, engine, pattern, "cold")
-            if not f or not t or not f["bw_kib_s"] or not t["bw_kib_s"]:
-                continue
-            tf, tt = f["io_kib"] / f["bw_kib_s"], t["io_kib"] / t["bw_kib_s"]
-            extra = tf - tt
-            rows.append((f"{engine} {pattern}", tt, tf, extra,
-                         unique_mib / extra if extra > 0 and unique_mib else None))
-    if not rows:
-        return []
-    return ["### Where verify=full loses time on cold reads", "",
-            f"verify=trust runs the same stacked reads and fills without hashing; the "
-            f"difference is the SHA-256 of the {unique_mib} MiB the readers share, hashed "
-            "once per fill. Dividing one by the other gives the hashing rate these runs "
-            "imply, all guest CPUs together: a verified cold read of that data cannot "
-            "finish sooner than that rate allows.", ""] + table(
-        [("cold run", None), ("trust s", 2), ("full s", 2), ("full - trust s", 2),
-         ("implied hashing MiB/s", 1)], rows)
+        fr = hash_fractions(fio, engine)
+        err = next((e for *_, e in hash_boots(fio) if e), "")
+        f = paired_figure(fr)
+        if not fr and err:
+            f.why = f"hash rate not measured: {err}"
+        figs[f"hash/cold/{engine}/seq"] = f
+    return figs
+
+
+def targets(cont, dens, fio, micro):
+    """(target, want, measured, verdict): one row for every row of
+    bench/targets.csv, n/a where its figure is missing."""
+    figs = {}
+    figs.update(density_figures(dens))
+    figs.update(containers_figures(cont, dens))
+    figs.update(micro_figures(micro))
+    figs.update(fio_figures(fio))
+    return [target_row(t, figs.get(t["id"])) for t in load_targets()]
+
+
+def host_load(status):
+    """[load before->after, busy %] of a case's boot (status.json)."""
+    h = (status or {}).get("host")
+    if not h:
+        return [None, None]
+    return [f"{h['loadavg_before'][0]:.2f}->{h['loadavg_after'][0]:.2f}",
+            h["cpu_busy"] * 100]
+
+
+def targets_intro():
+    return ["Every row of `bench/targets.csv`. A figure is printed with its spread or "
+            "bracket in [ ]: over boots (fio: each boot's mode against that boot's "
+            "pcdedup off, the lowest and highest of those ratios; A/B icount, where the "
+            "kernels run in different boots: the lowest over the highest to the highest "
+            "over the lowest; tagged vs untagged: the per-boot ratios), N reached up to "
+            "the N before the first failing sample (density), "
+            "Cached delta and the containers' memcg file charge (page cache), the 95% "
+            "intervals of the medians (container starts). **met** / **missed** when the "
+            "whole bracket lies on one side of the limit (by how much: the median's "
+            "distance from it); *inconclusive* when the limit lies inside it; `n/a` "
+            "without a figure or without a spread.", ""]
 
 
 def start_notes(cont):
@@ -642,22 +1370,32 @@ def main():
     density_section(results, dens, head)
     containers_section(results, cont or dens, body, from_density=not cont)
     fio_section(results, fio, body)
-    ratios = micro_section(micro, tags, body)
-    rows = targets(cont, dens, fio, ratios)
+    hash_section(fio, body)
+    micro_section(micro, tags, body)
+    rows = targets(cont, dens, fio, micro)
     summary = table([("target", None), ("want", None), ("measured", None),
                      ("verdict", None)], rows)
     st = {s["case"]: s for s in status["cases"]}
     case_rows = [[name, case.kind, case.launcher or "none", case.kernel, case.mem,
                   "ok" if st.get(name, {}).get("rc") == 0 else
                   (f"FAILED (rc {st[name]['rc']})" if name in st else "not run"),
-                  st.get(name, {}).get("seconds")] for name, (case, _) in cases.items()]
-    cases_md = ["## Cases", ""] + table(
+                  st.get(name, {}).get("seconds")] + host_load(st.get(name))
+                 for name, (case, _) in cases.items()]
+    cases_md = ["## Cases", ""] + [
+        "`host load`: the host's 1-minute load average before and after the case's boot; "
+        "`host busy %`: the share of all host CPU time that was busy meanwhile (this "
+        f"guest's own emulation included), on {config.get('host_cpus', NA)} host CPUs. "
+        + ("The guest's steal time is not visible under TCG (no paravirtual steal "
+           "clock); each fio run records the guest's own CPU split (`guest CPU busy %`)."
+           if config.get("accel") != "kvm" else
+           "Each fio run records the guest's own CPU split, steal included."), ""] + table(
         [("case", None), ("kind", None), ("launcher", None), ("kernel", None),
-         ("guest memory", None), ("result", None), ("seconds", 1)], case_rows)
+         ("guest memory", None), ("result", None), ("seconds", 1), ("host load", None),
+         ("host busy %", 0)], case_rows)
     for s in status["cases"]:
         if s["rc"]:
             cases_md += [f"`{s['case']}` failed; last lines:", "", "```", *s["tail"], "```", ""]
-    md += head + ["## Targets", ""] + summary + start_notes(cont) + hashing_notes(fio) + body
+    md += head + ["## Targets", ""] + targets_intro() + summary + start_notes(cont) + body
     md += cases_md
     with open(os.path.join(results, "report.md"), "w") as f:
         f.write("\n".join(md).rstrip() + "\n")

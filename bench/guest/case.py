@@ -48,6 +48,8 @@ class Case:
             if self.min_size is not None:
                 s += f", min_size={self.min_size}"
             parts.append(s)
+        if self.params.get("hot_fraction"):
+            parts.append(f"hot set {self.params['hot_fraction']:.0%} of the image")
         return ", ".join(parts)
 
     def to_json(self):
@@ -63,6 +65,62 @@ class Case:
             d = json.load(f)
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def memory_tight(sample):
+    """Whether memory, not the host's CPU, can explain a slow pace: reclaim
+    ran in the sample's window (LRU pages scanned by kswapd or directly,
+    slab shrinkers), or free memory was below twice the zones' high
+    watermarks (kswapd reclaims up to them once the page cache fills
+    memory). Under TCG a guest that shares the host's cores with other work
+    reads slower with memory to spare: that is no density limit. A sample
+    without these fields counts as tight."""
+    wm = sample.get("watermark_high_kb")
+    if wm is None or sample.get("memfree_kb") is None:
+        return True
+    ev = sample.get("events") or {}
+    reclaim = sum(ev.get(k) or 0 for k in ("pgscan_kswapd", "pgscan_direct", "slabs_scanned"))
+    return reclaim > 0 or sample["memfree_kb"] < 2 * wm
+
+
+def density_pass(sample, fit_fraction, min_pace=0.5):
+    """A density sample passes when every container it started runs,
+    nothing was OOM-killed, the file refaults and everything read from the
+    disk in its window (metadata too: inodes evicted and read again show in
+    no refault counter) each stayed at or below FIT_FRACTION of the bytes the
+    containers read, and the containers kept at least MIN_PACE of their
+    pace (`pace`: the aggregate read rate over N hot sets per pass time;
+    memory pressure stalls them on reclaim and on small synchronous metadata
+    reads long before those reads add up to a share of the bytes; a slow
+    pace counts only when memory is tight: memory_tight). A
+    container that did not start (`start_failed`: crun failed, or it was
+    not ready within the start timeout) fails the sample. One rule: the
+    guest stops on it, the report reads it."""
+    frac, disk = sample.get("refault_fraction"), sample.get("disk_fraction", 0)
+    pace = sample.get("pace")
+    return (not sample.get("start_failed")
+            and sample.get("alive") == sample["n"] and not sample["events"].get("oom_kill")
+            and frac is not None and frac <= fit_fraction
+            and (disk is None or disk <= fit_fraction)
+            and (pace is None or pace >= min_pace or not memory_tight(sample)))
+
+
+def density_bracket(case, result):
+    """(last pass, first fail, capped) of a density result: the largest N
+    sampled before the first failing sample, the N of that sample (None
+    when none failed) and why the ramp ended without a failure ("n": the
+    case's N, "time": its time budget; None when a sample failed)."""
+    fit = case.params.get("fit_fraction", 0.05)
+    last, first_fail = 0, None
+    for s in result.get("samples", []):
+        if not density_pass(s, fit, case.params.get("min_pace", 0.5)):
+            first_fail = s["n"]
+            break
+        last = s["n"]
+    capped = None
+    if first_fail is None:
+        capped = result.get("capped") or ("n" if last >= case.n else None)
+    return last, first_fail, capped
 
 
 def add_case_argument(parser):

@@ -5,7 +5,8 @@ With LABEL "tag" instead: `pcdedup tag` against sha256sum on a copy of the
 python tree.
 Usage: micro.py --case CASE.json --out NAME.json
   case.kind tag: pcdedup tag vs sha256sum; case.kind micro: case.params label
-  (stock | off | on), rounds, files, min_round_ms"""
+  (stock | security | on: the A/B arms, booted on the stock, security-only
+  and whole-series kernels), rounds, files, min_round_ms"""
 import argparse
 import json
 import os
