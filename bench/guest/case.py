@@ -85,14 +85,17 @@ def memory_tight(sample):
 
 def density_pass(sample, fit_fraction, min_pace=0.5):
     """A density sample passes when every container it started runs,
-    nothing was OOM-killed, the file refaults and everything read from the
-    disk in its window (metadata too: inodes evicted and read again show in
-    no refault counter) each stayed at or below FIT_FRACTION of the bytes the
-    containers read, and the containers kept at least MIN_PACE of their
-    pace (`pace`: the aggregate read rate over N hot sets per pass time;
-    memory pressure stalls them on reclaim and on small synchronous metadata
-    reads long before those reads add up to a share of the bytes; a slow
-    pace counts only when memory is tight: memory_tight). A
+    nothing was OOM-killed, the file refaults in its window stayed at or
+    below FIT_FRACTION of the bytes the containers read, and, while memory
+    is tight (memory_tight), so did everything read from the disk (metadata
+    too: inodes evicted and read again show in no refault counter), and the
+    containers kept at least MIN_PACE of their pace (`pace`: the aggregate
+    read rate over N hot sets per pass time; memory pressure stalls them on
+    reclaim and on small synchronous metadata reads long before those reads
+    add up to a share of the bytes). With memory to spare, neither is a
+    density limit: a guest slowed by other work on the host's cores reads
+    slower, and a new container's snapshot is read cold (its mount reads
+    about 1 MiB of log and metadata, over 1% of a small hot set's reads). A
     container that did not start (`start_failed`: crun failed, or it was
     not ready within the start timeout) fails the sample. One rule: the
     guest stops on it, the report reads it."""
@@ -101,8 +104,9 @@ def density_pass(sample, fit_fraction, min_pace=0.5):
     return (not sample.get("start_failed")
             and sample.get("alive") == sample["n"] and not sample["events"].get("oom_kill")
             and frac is not None and frac <= fit_fraction
-            and (disk is None or disk <= fit_fraction)
-            and (pace is None or pace >= min_pace or not memory_tight(sample)))
+            and (not memory_tight(sample)
+                 or ((disk is None or disk <= fit_fraction)
+                     and (pace is None or pace >= min_pace))))
 
 
 def density_bracket(case, result):

@@ -515,9 +515,9 @@ def run_density(case, a, result):
         log_sample(s, dt, True)
         c.write_json(a.out, result)
         if not ok:
-            c.log(f"N={i}: fails (refaults or disk reads over {fit:.0%} of reads, under "
-                  f"{min_pace:.0%} of their pace with memory tight, an OOM kill or a container "
-                  "gone): the limit")
+            c.log(f"N={i}: fails (refaults over {fit:.0%} of reads; disk reads over "
+                  f"{fit:.0%} of reads or under {min_pace:.0%} of their pace with memory tight; "
+                  "an OOM kill or a container gone): the limit")
             break
         # Sample every N from here when the next coarse step could cross
         # the limit: free memory above the watermarks under what the

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 48
+plan 50
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -127,7 +127,8 @@ for name, scen, verify, prm, ns, fr, kw, extra in (
             "samples": samples}
     data.update(extra)
     save(Case(name, "density", scen, verify, n=6 if extra.get("capped") else 64,
-              samples=ns, launcher="crun", mem="512M", params=prm), data)
+              samples=ns, launcher="crun", mem="256M" if name.endswith("-hot") else "512M",
+              params=prm), data)
 # distinct + pcdedup: the case failed before writing anything
 save(Case("density-distinct-default", "density", "distinct", "default", n=50,
           samples=[1, 2, 4, 6], launcher="crun", mem="512M", params=params), None)
@@ -269,6 +270,8 @@ expect_eq report-density-capped "7.0|6|n/a|capped: every sampled N up to 6 (the 
 expect_eq report-density-missing-is-na "n/a|n/a" \
 	"$(grep -m1 '^| overlayfs, distinct lowers, pcdedup on, defaults |' "$md" |
 		cut -d'|' -f4,5 | tr -d ' ')"
+# The hot cases run in less memory (bench.py: density_hot_mem): said.
+check report-density-memory-per-case grep -qF 'Guest memory 512M (256M: shared-off-hot, thin-default-hot), ' "$md"
 check report-density-sample-fail grep -q '^| thin-default | 8 | FAIL | 256.0 | 100 | 64.0 | 1.00 | 30.00 |' "$md"
 expect_eq report-density-pace "7.0|4|6|read at 30% of their pace at N=6 (two windows)" \
 	"$(dens_row 'overlayfs, one shared lower, pcdedup off, hot set 15% of the image')"
@@ -351,6 +354,30 @@ direct reclaim: fail
 low free: fail
 no watermark: fail
 fast: pass" "$(pace_rule)"
+# Disk reads over the limit fail a sample only when memory is tight: with
+# memory to spare they are a new snapshot read cold (its mount reads about
+# 1 MiB, over 1% of a small hot set's reads). Refaults fail it always.
+disk_rule() {
+	python3 - "$repo/bench" <<'EOF_PY'
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
+from case import density_pass
+base = {"n": 4, "alive": 4, "pace": 1.1, "refault_fraction": 0.0, "disk_fraction": 0.0117,
+        "memfree_kb": 367000, "watermark_high_kb": 4000,
+        "events": {"oom_kill": 0, "pgscan_kswapd": 0, "pgscan_direct": 0, "slabs_scanned": 0}}
+for what, change in (("spare", {}), ("kswapd", {"pgscan_kswapd": 40}),
+                     ("low free", {"memfree_kb": 7000}),
+                     ("refaults spare", {"refault_fraction": 0.02, "disk_fraction": 0.0})):
+    s = dict(base, events=dict(base["events"]))
+    for k, v in change.items():
+        (s["events"] if k in s["events"] else s)[k] = v
+    print(f"{what}: {'pass' if density_pass(s, 0.01, 0.2) else 'fail'}")
+EOF_PY
+}
+expect_eq report-density-disk-needs-tight-memory "spare: pass
+kswapd: fail
+low free: fail
+refaults spare: fail" "$(disk_rule)"
 # bench.py: every density case's coarse samples end at its N (a case that
 # passes them all is capped at N, not at the last sample below it), and the
 # density job stays within its time budget when each case stops within its
