@@ -69,8 +69,10 @@ DENSITY_CASES = [("thin", "off"), ("thin", "default"), ("shared", "off"),
 HOT_FRACTION = 0.15
 
 t_start = time.monotonic()
-# --resume: the passed cases of the earlier run, by name, kept as they are.
+# --resume: the passed cases of the earlier run, by name, kept as they are;
+# --rerun: the earlier statuses of the cases run again.
 KEPT = {}
+REPLACED = {}
 
 
 def progress(what, line=""):
@@ -142,6 +144,8 @@ def vm(case, args, raw, image=None, disks=(), retry=True):
               "host": {"loadavg_before": load0, "loadavg_after": load1,
                        "cpu_busy": round((cpu1[0] - cpu0[0]) / max(cpu1[1] - cpu0[1], 1), 3),
                        "cpus": os.cpu_count()}}
+    if case.name in REPLACED:
+        status["replaces"] = {k: REPLACED[case.name].get(k) for k in ("rc", "seconds")}
     progress(case.name, f"{'done' if rc == 0 else 'FAILED (rc %d)' % rc} in "
              f"{status['seconds']}s")
     return status
@@ -282,7 +286,15 @@ def main():
     ap.add_argument("--resume", metavar="RESULTS_DIR")
     ap.add_argument("--only", help="run only the cases whose name starts with this (or "
                     "with one of these, comma-separated)")
+    ap.add_argument("--density-budget", type=int, metavar="SECONDS",
+                    help="the density job's time budget (default: the mode's, 3600 s "
+                    "in full); what each case was given is in its results")
+    ap.add_argument("--rerun", metavar="PREFIXES",
+                    help="with --resume: run again the cases whose name starts with one of "
+                    "these (comma-separated), passed or not; the report says so")
     a = ap.parse_args()
+    if a.rerun and not a.resume:
+        ap.error("--rerun needs --resume")
     earlier = None
     if a.resume:
         results = os.path.abspath(a.resume)
@@ -294,7 +306,12 @@ def main():
                 quick = json.load(f)["quick"]
         except (OSError, ValueError, KeyError) as e:
             sys.exit(f"bench: cannot resume {results}: {e}")
-        KEPT.update({s["case"]: s for s in earlier["cases"] if s["rc"] == 0})
+        again = tuple(a.rerun.split(",")) if a.rerun else ()
+        KEPT.update({s["case"]: s for s in earlier["cases"]
+                     if s["rc"] == 0 and not s["case"].startswith(again)})
+        # What a rerun replaces stays on record, with the run it came from.
+        REPLACED.update({s["case"]: s for s in earlier["cases"]
+                         if again and s["case"].startswith(again)})
     else:
         quick = a.quick
         with open(os.path.join(REPO, "build/kernel-patched/include/config/kernel.release")) as f:
@@ -302,7 +319,9 @@ def main():
         name = (f"pcdedup-{release.rstrip('+')}-{time.strftime('%Y%m%d-%H%M')}"
                 f"{'-quick' if quick else ''}")
         results = os.path.join(BENCH, "results", name)
-    cfg = QUICK if quick else FULL
+    cfg = dict(QUICK if quick else FULL)
+    if a.density_budget:
+        cfg["density_budget_s"] = a.density_budget
     raw = os.path.join(results, "raw")
     os.makedirs(raw, exist_ok=earlier is not None)
     subprocess.run(["make", "-s", "-C", BENCH], check=True)

@@ -135,7 +135,7 @@ def short(name):
     return name[len("density-"):] if name.startswith("density-") else name
 
 
-def density_section(results, dens, md):
+def density_section(results, dens, md, status_cases=()):
     if not dens:
         return
     c0 = next(iter(dens.values()))[0]
@@ -184,6 +184,9 @@ def density_section(results, dens, md):
            "run) is *capped*: its N reached is a lower bound and the targets on it "
            "give no verdict.", "",
            "![density](density.png)", ""]
+    secs = {x["case"]: x.get("seconds") or 0 for x in status_cases}
+    md += [f"The density job took {round(sum(secs.get(n, 0) for n in dens))} s in all, "
+           "boots included.", ""]
     rows, csvrows, plot = [], [], []
     for name, (case, d) in dens.items():
         if not d:
@@ -1363,6 +1366,9 @@ def main():
            "host: absolute times are emulation times, compare ratios. Run time "
            f"{status.get('total_seconds', NA)} s"
            + (f" over {len(runs)} runs (`bench.py --resume`)" if len(runs) > 1 else "")
+           + "".join(f"; {x['case']} run again (its first run: {x['replaces'].get('seconds')} s, "
+                     f"status {x['replaces'].get('rc')})"
+                     for x in status.get("cases", []) if x.get("replaces"))
            + ".", ""]
     md += ["Container image: an OCI image built locally (no registry) from the host's "
            "python3.11 and its standard library (without test, idlelib, tkinter, ...), "
@@ -1376,7 +1382,7 @@ def main():
            + (f" Image: {image['files']} files, {image['rootfs_kb'] / 1024:.1f} MiB."
               if image else ""), ""]
     head, body = [], []
-    density_section(results, dens, head)
+    density_section(results, dens, head, status.get("cases", []))
     containers_section(results, cont or dens, body, from_density=not cont)
     fio_section(results, fio, body)
     hash_section(fio, body)

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 50
+plan 52
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -193,7 +193,7 @@ host = {"loadavg_before": [1.5, 1.0, 0.5], "loadavg_after": [2.25, 1.2, 0.6],
         "cpu_busy": 0.95, "cpus": 2}
 with open(os.path.join(raw, "status.json"), "w") as f:
     json.dump({"cases": [{"case": "density-thin-off", "rc": 0, "seconds": 10, "tail": [],
-                          "host": host},
+                          "host": host, "replaces": {"rc": 0, "seconds": 58.3}},
                          {"case": "density-distinct-default", "rc": 1, "seconds": 5,
                           "tail": ["boom"]}], "total_seconds": 15, "runs_seconds": [15]}, f)
 EOF_PY
@@ -272,6 +272,10 @@ expect_eq report-density-missing-is-na "n/a|n/a" \
 		cut -d'|' -f4,5 | tr -d ' ')"
 # The hot cases run in less memory (bench.py: density_hot_mem): said.
 check report-density-memory-per-case grep -qF 'Guest memory 512M (256M: shared-off-hot, thin-default-hot), ' "$md"
+# A case run again (bench.py --resume --rerun) says so, with its first
+# run; the density job's time is that of the runs kept.
+check report-rerun-said grep -qF 'density-thin-off run again (its first run: 58.3 s, status 0).' "$md"
+check report-density-job-time grep -qx 'The density job took 15 s in all, boots included.' "$md"
 check report-density-sample-fail grep -q '^| thin-default | 8 | FAIL | 256.0 | 100 | 64.0 | 1.00 | 30.00 |' "$md"
 expect_eq report-density-pace "7.0|4|6|read at 30% of their pace at N=6 (two windows)" \
 	"$(dens_row 'overlayfs, one shared lower, pcdedup off, hot set 15% of the image')"
