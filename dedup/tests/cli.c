@@ -69,6 +69,19 @@ bool cli_init(void)
 	run_cmd(&spec, py, &r);
 	have_python = r.status == 0;
 	free_result(&r);
+	/*
+	 * Both are the project's own (scripts/deps.txt, make check builds the
+	 * library): without them the cases that need them cannot run, which
+	 * is a failure, not a skip.
+	 */
+	if (!have_python) {
+		fail("cli-python3", "python3 not available to check JSON output (scripts/deps.txt)");
+		return false;
+	}
+	if (access(fault_lib, R_OK) != 0) {
+		fail("cli-fault-lib", "%s: %s (make check builds it)", fault_lib, strerror(errno));
+		return false;
+	}
 	return true;
 }
 

@@ -17,6 +17,8 @@
 
 static int failures;
 static int ncases;
+static int nskipped;
+static int planned = -1;	/* -1: no plan declared yet */
 static bool started;
 static bool quiet;
 static double last_result;
@@ -76,9 +78,18 @@ static void result(bool ok, const char *directive, const char *name, char *why)
 	snprintf(title, sizeof(title), "%s", name);
 	one_line(title, true);
 	one_line(why, false);
+	if (planned < 0) {
+		/* A count made as cases run proves nothing: the plan comes first. */
+		printf("# %s: no plan declared before the first case (harness_plan)\n", title);
+		ok = false;
+		directive = NULL;
+	}
 	ncases++;
+	if (ok && directive)
+		nskipped++;
 	now = monotonic();
-	if (!ok || !quiet) {
+	/* Quiet: the passed cases only are left out; a skip always shows. */
+	if (!ok || directive || !quiet) {
 		if (!ok && why[0])
 			printf("# %s: %s\n", title, why);
 		printf("%s %d %s", ok ? "ok" : "not ok", ncases, title);
@@ -162,16 +173,42 @@ static void remove_tmpdirs(void)
 		nftw(tmpdirs[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void harness_plan(int n)
+{
+	ktap_start();
+	if (planned >= 0 || ncases > 0 || n < 0) {
+		printf("# harness_plan(%d): %s\n", n, planned >= 0 ? "a plan was declared already" :
+		       ncases > 0 ? "after the first case" : "not a number of cases");
+		failures++;
+		if (planned >= 0 || n < 0)
+			return;
+	}
+	planned = n;
+	printf("1..%d\n", n);
+	fflush(stdout);
+}
+
+int harness_skipped(void)
+{
+	return nskipped;
+}
+
 int harness_exit(void)
 {
 	remove_tmpdirs();
 	ktap_start();
-	printf("1..%d\n", ncases);
+	if (planned < 0) {
+		printf("# no plan declared (harness_plan)\n");
+		failures++;
+	} else if (planned != ncases) {
+		printf("# planned %d cases, ran %d\n", planned, ncases);
+		failures++;
+	}
 	fflush(stdout);
 	return failures ? 1 : 0;
 }
 
-/* The harness itself cannot go on: one failed case, the plan, exit 1. */
+/* The harness itself cannot go on: one failed case, exit 1. */
 static void die(const char *what)
 {
 	fail("harness", "%s: %s", what, strerror(errno));

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Test harness: each test program writes one KTAP document, as tests/lib.sh
- * does for the shell suites and tests/run reads: "KTAP version 1", one
- * result line per case ("ok N name", "not ok N name" after a "# name: why"
- * diagnostic, "ok N name # SKIP why"), each followed by "# duration_ms=N",
- * and the plan "1..N" from harness_exit(). A test program exits 1 if any
- * case failed, else 0. Helpers for temporary trees and for running the
- * pcdedup binary with its output captured.
+ * does for the shell suites and tests/run reads: "KTAP version 1", the plan
+ * "1..N" from harness_plan() before any case, one result line per case
+ * ("ok N name", "not ok N name" after a "# name: why" diagnostic, "ok N
+ * name # SKIP why"), each followed by "# duration_ms=N". A case reported
+ * before the plan fails, and harness_exit() makes no plan up: a program
+ * that runs fewer or more cases than it planned fails. A test program
+ * exits 1 if any case failed (or the count is not the plan), else 0.
+ * Helpers for temporary trees and for running the pcdedup binary with its
+ * output captured.
  *
  * This is the one KTAP emitter of the C test programs: the host unit tests
  * here and the guest programs of tests/dedup/ (which compile this file too)
@@ -28,8 +31,19 @@ void skip(const char *name, const char *fmt, ...);
 /* PASS if @ok, else FAIL with the formatted reason. Returns @ok. */
 __attribute__((format(printf, 3, 4)))
 bool expect(const char *name, bool ok, const char *fmt, ...);
-/* Print the plan; exit status for main(): 1 if any case failed. */
+/*
+ * Declare the number of cases the program runs, before the first: prints
+ * the plan "1..N". Computed up front (from the tables the program loops
+ * over), never counted as the cases run.
+ */
+void harness_plan(int n);
+/*
+ * Exit status for main(): 1 if any case failed, or no plan was declared,
+ * or the number of cases differs from the plan (said in a diagnostic).
+ */
 int harness_exit(void);
+/* Cases skipped so far. */
+int harness_skipped(void);
 /* A "# " diagnostic line (newlines become blanks), flushed at once. */
 __attribute__((format(printf, 1, 2)))
 void diag(const char *fmt, ...);
@@ -39,10 +53,10 @@ void diag(const char *fmt, ...);
  */
 void harness_start(void);
 /*
- * Print only the failed cases (their diagnostics, result and duration
- * lines); passed and skipped cases still count in the numbering and the
- * plan. The document is then incomplete, for a caller that shows it as
- * diagnostics (tests/dedup/README.md).
+ * Print only the failed and the skipped cases (their diagnostics, result
+ * and duration lines), so that a skip is never hidden; passed cases still
+ * count in the numbering and the plan. The document is then incomplete, for
+ * a caller that shows it as diagnostics (tests/dedup/README.md).
  */
 void harness_quiet(void);
 

@@ -150,6 +150,8 @@ static void test_help(void)
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(58);
 	if (cli_init()) {
 		test_usage();
 		test_empty_path();

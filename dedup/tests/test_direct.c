@@ -121,6 +121,7 @@ int main(void)
 	char *probe;
 	int fd;
 
+	harness_plan((int)NSIZES + 2);
 	dir = make_tmpdir("direct");
 	probe = path_join(dir, "probe");
 	write_pattern(probe, 4096, 1);

@@ -336,6 +336,8 @@ static void test_chunk_hook(void)
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(25);
 	dir = make_tmpdir("hash");
 	test_sizes();
 	test_empty();

@@ -305,6 +305,8 @@ static void test_malformed(void)
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(67);
 	test_counts();
 	test_roundtrip();
 	test_layout();

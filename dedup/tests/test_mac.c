@@ -230,6 +230,8 @@ out:
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(24);
 	fill(secret.bytes, sizeof(secret.bytes), 1);
 	fill(head, sizeof(head), 2);
 	head[0] = 3;

@@ -105,6 +105,8 @@ static void test_escape(void)
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(51);
 	test_sizes();
 	test_jobs();
 	test_tree_level();

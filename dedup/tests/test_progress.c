@@ -15,6 +15,8 @@ static void check(const char *name, const struct progress_view *v, const char *w
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(7);
 	check("progress-walk-going-on",
 	      &(struct progress_view){ .files_done = 12, .bytes_done = 1500000,
 				       .elapsed = 0.5 },

@@ -400,6 +400,8 @@ static void test_bind_mount(void)
 
 int main(void)
 {
+	/* Every case of the tests below; one more as root (secret-load-not-root). */
+	harness_plan(53 + (geteuid() == 0));
 	test_parse();
 	test_read();
 	test_path();

@@ -104,7 +104,7 @@ static void test_status(void)
 		    "exit %d: %s", r.status, r.err)) {
 		free_result(&r);
 	} else if (!have_python) {
-		skip("status-json-parses", "python3 not available");
+		fail("status-json-parses", "python3 not available (scripts/deps.txt)");
 		free_result(&r);
 	} else {
 		expect("status-json-one-line", count_lines(r.out) == 1, "%s", r.out);
@@ -174,6 +174,8 @@ static void test_status(void)
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(15);
 	if (cli_init())
 		test_status();
 	return harness_exit();

@@ -320,6 +320,8 @@ static void test_loop(void)
 
 int main(void)
 {
+	/* The number of cases the tests below run (kept with them). */
+	harness_plan(17);
 	build_tree();
 	test_tree();
 	test_roots();

@@ -8,6 +8,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../dedup/lib.sh"
 
+# umoci and tag 2, per container: run, right bytes, own memcg 3 x 2, the
+# share 3, delete 2
+plan 13
 for t in crun umoci; do
 	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
 done

@@ -9,6 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+plan 6
 [ -d "$sysfs" ] || { fail pcdedup-present "no $sysfs"; exit 1; }
 expect_eq bootparam-on-enabled 1 "$(knob enabled)"
 expect_eq bootparam-trust-verify trust "$(knob verify)"
@@ -28,7 +29,7 @@ s0=$(vmstat open_shared)
 v0=$(vmstat fill_verified)
 exec 3<$f
 cat <&3 >/dev/null
-expect_eq bootparam-on-open-shares "1 1" "$(($(vmstat open_shared) - s0)) $(share_field $f 3 || true)"
+expect_eq bootparam-on-open-shares "1 1" "$(($(vmstat open_shared) - s0)) $(share_field $f members)"
 expect_eq bootparam-trust-fills-unchecked 0 $(($(vmstat fill_verified) - v0))
 check bootparam-bytes-true cmp /dev/fd/3 <(dd if=$f iflag=direct bs=1M status=none)
 exec 3<&-

@@ -7,7 +7,9 @@
 # faults, fadvise, splice, sendfile, copy_file_range, reflink, exchange
 # ioctls, fallocate, truncate, writes, xattrs, drop_caches, freeze,
 # remount) and must give the same results, errors and bytes. One case per
-# seed, then the kernel log (no oops, BUG, WARNING, ...).
+# seed, then the kernel log (no oops, BUG, WARNING, ...); fuzzing for a time
+# (below), whose number of seeds is not known up front, one case for all the
+# seeds (each seed's outcome a diagnostic line), then the kernel log.
 #
 # Environment: PCDEDUP_FUZZ_SECONDS=N fuzzes fresh seeds for N seconds
 # instead (make fuzz SECONDS=N), listing the failing ones at the end;
@@ -27,7 +29,7 @@ tool=${PCDEDUP_FUZZ_TOOL:-$pcdedup}
 read -ra args <<<"${PCDEDUP_FUZZ_ARGS:-}"
 logcheck=$(dirname "$0")/../../vm/log-check
 limit=$([ -n "$secs" ] && echo 900 || echo 120) # seconds for one seed
-[ -n "$secs" ] || plan $((${#seeds[@]} + 1))
+if [ -z "$secs" ]; then plan $((${#seeds[@]} + 1)); else plan 2; fi
 
 if [ -n "${PCDEDUP_FUZZ_TOOL:-}" ] && [ -e "$sysfs/enabled" ] && [ ! -e "$sysfs/secret" ]; then
 	echo 1 >"$sysfs/enabled"
@@ -44,13 +46,26 @@ cleanup() { [ -n "$kernel_bad" ] || umount "$mnt" 2>/dev/null || true; }
 trap cleanup EXIT
 
 failing=()
-# One seed, one case. The run is watched rather than waited for: after an
-# oops it may never exit (a task stuck in the kernel), and then its
-# report is the kernel's and the last operations it traced.
+# One seed, one case (with a time, one diagnostic line: seed_result). The
+# run is watched rather than waited for: after an oops it may never exit (a
+# task stuck in the kernel), and then its report is the kernel's and the
+# last operations it traced.
+seed_result() { # pass|fail|skip SEED [WHY]
+	if [ -z "$secs" ]; then
+		"$1" "seed-$2" "${@:3}"
+	else
+		case $1 in
+		fail) _ktap_diag "seed-$2 FAILED: ${3:-}" ;;
+		skip) _ktap_diag "seed-$2 not run: ${3:-}" ;;
+		*) _ktap_diag "seed-$2 ok" ;;
+		esac
+	fi
+}
 run_seed() { # SEED
 	local out=/tmp/fuzz-out trace=/tmp/fuzz-trace rc="" pid t why k0
 	if [ -n "$kernel_bad" ]; then
-		skip "seed-$1" "the kernel already reported a problem"
+		# Not run: the kernel-log case below fails the suite.
+		seed_result skip "$1" "the kernel already reported a problem"
 		return
 	fi
 	echo "# seed $1: $steps steps"
@@ -78,7 +93,7 @@ run_seed() { # SEED
 	done
 	if [ "$rc" = 0 ]; then
 		sed 's/^/# /' $out
-		pass "seed-$1"
+		seed_result pass "$1"
 		return
 	fi
 	failing+=("$1")
@@ -87,7 +102,7 @@ run_seed() { # SEED
 	grep -q 'FAILED at step' $out ||
 		why+=$'\n'"fuzz: $rc; the last operations it started:"$'\n'"$(tail -n 5 $trace)"
 	[ -z "$kernel_bad" ] || why+=$'\n'"kernel: $kernel_bad"
-	fail "seed-$1" "$why"
+	seed_result fail "$1" "$why"
 }
 
 if [ -z "$secs" ]; then
@@ -97,7 +112,11 @@ else
 	while [ $SECONDS -lt $end ] && [ -z "$kernel_bad" ]; do
 		run_seed "$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
 	done
-	echo "# fuzzed for $secs s, ${#failing[@]} failing seeds: ${failing[*]:-none}"
+	if [ ${#failing[@]} = 0 ]; then
+		pass "fuzz-for-${secs}s"
+	else
+		fail "fuzz-for-${secs}s" "${#failing[@]} failing seeds: ${failing[*]}"
+	fi
 fi
 
 if problem=$("$logcheck" <(dmesg)); then

@@ -62,7 +62,7 @@ s0=$(ctr open_shared) || s0=missing
 # forged key would join.
 exec 7<"$A/f" 9<"$B/f"
 # The members of the shares with FILE's key (one per domain), sorted.
-members() { share_field "$1" 3 | sort -n | xargs; }
+members() { share_field "$1" members | sort -n | xargs; }
 max_members() { members "$1" | tr ' ' '\n' | tail -n 1; }
 control() {
 	local s1

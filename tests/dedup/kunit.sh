@@ -7,6 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+plan 2 # kunit-pcdedup (the suite's own cases are its subtest) and cases-found
 ktap=$(dmesg | sed -n 's/^\[[^]]*\] //p' | sed -n '/^ *# Subtest: pcdedup$/,/^ *\(not \)\?ok [0-9]* pcdedup$/p')
 if [ -z "$ktap" ]; then
 	fail kunit-pcdedup "no KTAP output for the pcdedup suite in the kernel log"

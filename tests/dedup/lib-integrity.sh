@@ -5,12 +5,13 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 mkkey=$(dirname "${BASH_SOURCE[0]}")/mkkey.py
-ipy=/tmp/integrity-py
+ipy=${TMPDIR:-/tmp}/integrity-py
 mkdir -p "$ipy"
 
-# A counter that may not exist on this kernel reads as 0.
-vmc() { local v; v=$(vmstat "$1"); echo "${v:-0}"; }
-knobc() { cat "$sysfs/$1" 2>/dev/null || echo 0; }
+# A counter or knob, as lib.sh reads it: one that is missing fails the
+# case that reads it (it never reads as 0).
+vmc() { vmstat "$1"; }
+knobc() { knob "$1"; }
 dmesg_count() { dmesg | grep -c -- "$1" || true; }
 
 # Tag FILE with its key (level LEVEL, default 0), a version 3 key with its
@@ -34,8 +35,10 @@ tagfrom() { # SOURCE TARGET
 	*) python3 "$mkkey" --set --target "$2" --mac-for "$2" "$1" ;;
 	esac
 }
-# The share listing line of the fs-verity digest DIGEST.
-share_of() { grep "^sha256:$1 " /sys/kernel/debug/pcdedup/shares 2>/dev/null || true; }
+# share_of DIGEST FIELD: FIELD (size, members, openers, cached_pages) of
+# each share of the fs-verity digest DIGEST, one line each (pcdedup status
+# --json, lib.sh); nothing when none has it.
+share_of() { _kread share "$1" "$2"; }
 
 # Wait (up to 300 s) for NAME.ready, written by a reader's "wait:NAME" step.
 await() { # NAME [PID]: fails early when PID exits

@@ -8,11 +8,35 @@ bin=$(dirname "${BASH_SOURCE[0]}")/bin
 pcdedup=$(dirname "${BASH_SOURCE[0]}")/../../dedup/pcdedup
 sysfs=/sys/kernel/mm/pcdedup
 
-# An event counter: in sysfs (root only), or /proc/vmstat on older kernels.
+kstate_py=$(dirname "${BASH_SOURCE[0]}")/kstate.py
+# The event counters: /sys/kernel/mm/pcdedup/events (root only), the one
+# place this series counts in; the per-share listing (debugfs).
 events=$sysfs/events
-[ -e "$events" ] || events=/proc/vmstat
-vmstat() { awk -v k="pcdedup_$1" '$1 == k {print $2}' "$events"; }
-knob() { cat "$sysfs/$1"; }
+shares_list=/sys/kernel/debug/pcdedup/shares
+# _kread WHAT ARGS...: one value of the kernel's state, read by name from
+# the JSON of `pcdedup status --json` (tests/dedup/kstate.py WHAT ARGS).
+# Whatever is missing (the tool's output, a counter, a knob, the share
+# listing) fails the case that reads it (ktap_error, with the name of what
+# is missing), prints nothing and returns 1: it never reads as 0.
+_kread() {
+	local json rc=0 v
+	local args=(status --json --sysfs "$sysfs" --vmstat "$events" --shares "$shares_list")
+	json=$("$pcdedup" "${args[@]}" 2>/dev/null) || rc=$?
+	if [ "$rc" != 0 ]; then
+		ktap_error "reading $*: pcdedup status --json exited $rc:" \
+			"$("$pcdedup" "${args[@]}" 2>&1 >/dev/null | head -c 300)"
+		return 1
+	fi
+	if ! v=$(python3 "$kstate_py" "$@" <<<"$json" 2>&1); then
+		ktap_error "$v"
+		return 1
+	fi
+	[ -z "$v" ] || printf '%s\n' "$v"
+}
+# An event counter, NAME without its "pcdedup_" (open_shared, fill_bad...).
+vmstat() { _kread counter "$1"; }
+# A file of /sys/kernel/mm/pcdedup (enabled, shares, pages_saved...).
+knob() { _kread knob "$1"; }
 # This boot's secret (docs/interface.md, "The secret"): a root-only file on
 # /run (a tmpfs: a fresh secret each boot), made by the tool. Everything run
 # after this file is sourced (the tool, mkkey.py) makes and checks MACs
@@ -69,17 +93,87 @@ pcdedup_on() {
 }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 cached_kb() { awk '$1 == "Cached:" {print $2}' /proc/meminfo; }
-# The listing line of the share whose key is FILE's key (the digest is
-# bytes 16-47 of the key).
-share_line() {
-	grep "^sha256:$(key_hex "$1" | cut -c33-96) " /sys/kernel/debug/pcdedup/shares
-}
-# FILE's key as hex digits, empty without a key.
+# FILE's key as hex digits (to copy it as it is), empty when FILE has no
+# key; a FILE that is not there fails the case that reads it (a wrong path
+# is not "no key").
 key_hex() {
-	getfattr -n trusted.pcdedup -e hex "$1" 2>/dev/null | sed -n 's/^trusted.pcdedup=0x//p'
+	local v
+	if ! v=$(python3 "$kstate_py" keyhex "$1" 2>&1); then
+		ktap_error "key_hex: $v"
+		return 1
+	fi
+	[ -z "$v" ] || echo "$v"
 }
-share_field() { # FILE FIELD(2=size 3=members 4=openers 5=cached_pages)
-	share_line "$1" | cut -d' ' -f"$2"
+# key_field FILE FIELD: a field of FILE's key by name (version, tree_level,
+# size, digest, mac, len: tests/dedup/kstate.py); a file without a key, or
+# a key without the field, fails the case that reads it.
+key_field() {
+	local v
+	if ! v=$(python3 "$kstate_py" key "$1" "$2" 2>&1); then
+		ktap_error "$v"
+		return 1
+	fi
+	echo "$v"
+}
+# share_field FILE FIELD: FIELD (size, members, openers, cached_pages) of
+# the share of FILE's key (pcdedup status --json), one line per share with
+# that key (one per domain); nothing when no share has it. A file without
+# a key, an unknown field or no share listing fails the case that reads it.
+share_field() {
+	local d
+	d=$(key_field "$1" digest) || return 1
+	_kread share "$d" "$2"
+}
+# shares_total FIELD: the sum of FIELD over every share (0 with none).
+shares_total() { _kread total "$1"; }
+# The share of FILE's key, as its listing key "sha256:DIGEST" ("" when no
+# share has it).
+share_key() {
+	local d n
+	d=$(key_field "$1" digest) || return 1
+	n=$(_kread share "$d" size) || return 1
+	[ -z "$n" ] || echo "sha256:$d"
+}
+
+# disk_stat DISK FIELD: FIELD of the I/O statistics of scratch disk DISK
+# (/sys/block/DEV/stat, Documentation/block/stat.rst), by name: read_ios,
+# read_merges, read_sectors, read_ticks, write_ios, write_merges,
+# write_sectors, write_ticks, in_flight, io_ticks, time_in_queue, ... A
+# disk, file or field that is not there fails the case that reads it.
+disk_stat() {
+	local names=(read_ios read_merges read_sectors read_ticks write_ios write_merges
+		write_sectors write_ticks in_flight io_ticks time_in_queue discard_ios
+		discard_merges discard_sectors discard_ticks flush_ios flush_ticks)
+	local dev i v=()
+	if ! dev=$(realpath -e "/dev/disk/by-name/$1" 2>&1) ||
+		! read -ra v <"/sys/block/${dev##*/}/stat"; then
+		ktap_error "disk_stat $1 $2: no /dev/disk/by-name/$1 or no /sys/block/${dev##*/}/stat"
+		return 1
+	fi
+	for i in "${!names[@]}"; do
+		if [ "${names[$i]}" = "$2" ]; then
+			if [ -n "${v[$i]:-}" ]; then echo "${v[$i]}"; return 0; fi
+			break
+		fi
+	done
+	ktap_error "disk_stat $1: no field $2 in /sys/block/${dev##*/}/stat (${#v[@]} fields)"
+	return 1
+}
+
+# readpaths_case NAME FILE REFERENCE: case NAME, every read path of FILE
+# gives the bytes of REFERENCE (bin/readpaths, tests/dedup/README.md). The
+# program's KTAP document is this case's subtest (indented, as kunit.sh
+# passes KUnit's): its checks, its skips with their reasons, count and show
+# in tests/run's summary.
+readpaths_case() {
+	local out rc=0
+	out=$("$bin/readpaths" --name "$1" "$2" "$3" 2>/tmp/readpaths.err) || rc=$?
+	echo "    ${out//$'\n'/$'\n'    }"
+	if [ "$rc" = 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "readpaths exited $rc: $(tail -n 3 /tmp/readpaths.err)"
+	fi
 }
 
 # Random file of SIZE bytes.

@@ -9,10 +9,11 @@
  * (lseek then read, O_DIRECT, copy_file_range) are checked too.
  *
  * Each check is one case of a KTAP document printed through the test
- * harness (dedup/tests/harness.c): "ok N <check>", "not ok N <check>" after
- * "# <check>: <detail>", "ok N <check> # SKIP <why>"; with --quiet only the
- * failed cases. Last line on stderr "readpaths: N checks, N failed". Exit 1
- * on a failed check, 2 on a usage error or an unreadable REFERENCE.
+ * harness (dedup/tests/harness.c), its plan first: "ok N <check>", "not ok
+ * N <check>" after "# <check>: <detail>", "ok N <check> # SKIP <why>"; with
+ * --quiet only the failed and the skipped cases (a skip is never hidden).
+ * Last line on stderr "readpaths: N checks, N failed, N skipped". Exit 1 on
+ * a failed check, 2 on a usage error or an unreadable REFERENCE.
  *
  * The checks of each read path are in rp_*.c (readpaths.h lists them).
  */
@@ -177,6 +178,12 @@ int main(int argc, char **argv)
 	if (ret)
 		die("readpaths: cannot read REFERENCE %s: %s", g.refpath, strerror(-ret));
 
+	/*
+	 * The plan: fstat 1, read 8, pread 2, readv and preadv 2, NOWAIT 1,
+	 * mmap 3, sendfile and splice 3, copy_file_range 1, io_uring 2,
+	 * readahead and fadvise 1 + 4, lseek 2, O_DIRECT 1.
+	 */
+	harness_plan(1 + 8 + 2 + 2 + 1 + 3 + 3 + 1 + 2 + 5 + 2 + 1);
 	check_fstat();
 	check_read("chunks of 1", c1, 1);
 	check_read("chunks of 3", c3, 1);
@@ -201,6 +208,7 @@ int main(int argc, char **argv)
 	check_direct();
 
 	ret = harness_exit();
-	fprintf(stderr, "readpaths: %d checks, %d failed\n", g.checks, g.failed);
+	fprintf(stderr, "readpaths: %d checks, %d failed, %d skipped\n", g.checks,
+		g.failed, harness_skipped());
 	return ret;
 }

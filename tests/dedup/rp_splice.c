@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <linux/magic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 static int make_pipe(int p[2], size_t *cap)
@@ -137,38 +139,45 @@ void check_sendfile_splice(void)
 	ck_end(&c);
 }
 
-/* copy_file_range needs both files on one fs type; try $TMPDIR, then FILE's dir. */
+/*
+ * copy_file_range needs both files on one filesystem (overlayfs: both real
+ * files): to a temp file in $TMPDIR, else in FILE's own directory (always
+ * writable in the suites), the first where the kernel copies.
+ */
 void check_copy_file_range(void)
 {
 	static const size_t starts[] = { 0, 4095 };
 	char *dircopy = strdup(g.path);
-	const char *dirs[] = { NULL, dirname(dircopy) };
+	const char *dirs[] = { NULL, dircopy ? dirname(dircopy) : "." };
 	struct check c;
 	int fd;
 
 	ck_begin(&c, "copy_file_range");
 	fd = open_file(&c, 0);
-	for (int s = 0; fd >= 0 && s < 2; s++) {
-		int done_ok = 0, last_err = 0;
+	for (int s = 0; fd >= 0 && s < 2 && !c.fails && !c.skipped; s++) {
+		int done_ok = 0, exdev = 0, tried = 0, other = 0;
+		const char *why = "";
 
 		for (int d = 0; d < 2 && !done_ok && !c.fails; d++) {
 			int tmp = temp_file(dirs[d]);
 			loff_t in = starts[s], out = 0;
 
 			if (tmp < 0) {
-				last_err = errno;
+				other = errno;
+				why = d ? "no temp file in FILE's directory" : "no temp file in $TMPDIR";
 				continue;
 			}
+			tried++;
 			for (;;) {
 				ssize_t r = copy_file_range(fd, &in, tmp, &out, 1 * MiB + 1, 0);
 
-				if (r < 0 && out == 0 && (errno == EXDEV || errno == EOPNOTSUPP ||
-							  errno == ENOSYS || errno == EINVAL)) {
-					last_err = errno;	/* try the next directory */
+				if (r < 0 && out == 0 && errno == EXDEV) {
+					exdev++;	/* another fs: the next directory */
 					break;
 				}
 				if (r < 0) {
-					ck_fail(&c, "copy_file_range at offset %jd: %s",
+					ck_fail(&c, "copy_file_range from offset %zu to a temp file in %s, at offset %jd: %s",
+						starts[s], d ? "FILE's directory" : "$TMPDIR",
 						(intmax_t)in, strerror(errno));
 					break;
 				}
@@ -180,9 +189,27 @@ void check_copy_file_range(void)
 			}
 			close(tmp);
 		}
-		if (!done_ok && !c.fails)
-			ck_skip(&c, "no temp dir on a fs that copies from FILE: %s",
-				strerror(last_err));
+		if (done_ok || c.fails)
+			continue;
+		if (other) {
+			ck_fail(&c, "%s: %s", why, strerror(other));
+			continue;
+		}
+		/*
+		 * Every place refused with EXDEV. Only overlayfs may: its real
+		 * (lower) file and every writable place (its upper layer,
+		 * $TMPDIR) can lie on other filesystems, EXDEV for an untagged
+		 * lower file too. Anywhere else FILE's own directory is on
+		 * FILE's filesystem, where the copy must work.
+		 */
+		struct statfs sf;
+
+		if (tried == 2 && exdev == 2 && statfs(g.path, &sf) == 0 &&
+		    sf.f_type == OVERLAYFS_SUPER_MAGIC)
+			ck_skip(&c, "overlayfs whose real file is on another fs than its upper layer and $TMPDIR: EXDEV for any lower file");
+		else
+			ck_fail(&c, "EXDEV copying to a temp file in $TMPDIR and in FILE's directory (fs type 0x%lx)",
+				statfs(g.path, &sf) == 0 ? (unsigned long)sf.f_type : 0UL);
 	}
 	if (fd >= 0)
 		close(fd);

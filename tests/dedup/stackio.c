@@ -29,7 +29,7 @@
  * Each case runs in a child process, whose result comes back through a
  * pipe: a child killed by a kernel oops, or stuck, fails its case and the
  * next case runs. KTAP through the test harness (dedup/tests/harness.c),
- * one case each; with --quiet only the failed ones. Last line on stderr
+ * its plan first, one case each; with --quiet only the failed ones. Last line on stderr
  * "stackio: N cases, N failed". Exit 1 on a failed case, 2 on a usage
  * error or an unreadable TWIN.
  */
@@ -774,8 +774,8 @@ int main(int argc, char **argv)
 	if (g.quiet)
 		harness_quiet();
 	build_reqs();
-	/* Before forking: the children print nothing. */
-	harness_start();
+	/* The version line and the plan before forking: the children print nothing. */
+	harness_plan((int)(sizeof(cases) / sizeof(cases[0])));
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 		run_case(&cases[k]);
 	ret = harness_exit();

@@ -8,7 +8,7 @@
  * FILE's content, loaded once (O_DIRECT where possible) before forking.
  * Each process's sequence of operations is fixed by the seed.
  *
- * Output: a KTAP document with one case, "stress", through the test harness
+ * Output: a KTAP document with one case, "stress" (its plan first), through the test harness
  * (dedup/tests/harness.c); each mismatch is a "# stress: FILE offset N: ..."
  * diagnostic line before it. Exit 1 on a mismatch, 2 on a usage error.
  */
@@ -335,6 +335,7 @@ int main(int argc, char **argv)
 	ret = load_file(files[0], &ref, &n, &direct);
 	if (ret)
 		die("stress: cannot read %s: %s", files[0], strerror(-ret));
+	harness_plan(1);
 	for (int i = 0; i < nfiles; i++) {
 		struct stat st;
 

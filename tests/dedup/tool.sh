@@ -8,6 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+plan 13
 mkfs.xfs -q /dev/disk/by-name/data
 mkdir -p /mnt/data
 mount /dev/disk/by-name/data /mnt/data

@@ -14,6 +14,18 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# NAME OP: the write paths, on XFS thin snapshots (ext4: move-ext, an
+# overlay whose upper is on a snapshot: overlay-mmap-write).
+paths=(write:write o-trunc:o-trunc truncate-path:truncate-path punch-hole:punch-hole
+	ficlonerange:ficlonerange copy-file-range:copy-file-range odirect:odirect
+	io-uring:io-uring mmap-write:mmap-write swapext:swapext exchange-range:exchange-range
+	move-ext:move-ext overlay-mmap-write:mmap-write)
+checks=(shared-before key-gone-at-open key-gone-after read-after-write pread-after-write
+	splice-sendfile-after-write new-mapping-sees-new old-mapping-keeps-old
+	other-member-reads-original changed-reads-own)
+# Every path has every check but truncate-path, which has no open.
+plan $((${#paths[@]} * ${#checks[@]} - 1 + 1)) # and no-kernel-warnings
+
 # Keys: a kernel that takes a secret honours version 3 keys (with MACs),
 # which the tool makes with this boot's secret (pcdedup_on loads it). The
 # kernel of the series before it (build/bzImage-old) takes version 2 keys
@@ -31,18 +43,6 @@ else
 fi
 echo 0 >"$sysfs/min_size"
 warn0=$(dmesg | grep -cE 'WARNING:|BUG:' || true)
-
-# NAME OP: the write paths, on XFS thin snapshots (ext4: move-ext, an
-# overlay whose upper is on a snapshot: overlay-mmap-write).
-paths=(write:write o-trunc:o-trunc truncate-path:truncate-path punch-hole:punch-hole
-	ficlonerange:ficlonerange copy-file-range:copy-file-range odirect:odirect
-	io-uring:io-uring mmap-write:mmap-write swapext:swapext exchange-range:exchange-range
-	move-ext:move-ext overlay-mmap-write:mmap-write)
-checks=(shared-before key-gone-at-open key-gone-after read-after-write pread-after-write
-	splice-sendfile-after-write new-mapping-sees-new old-mapping-keeps-old
-	other-member-reads-original changed-reads-own)
-# Every path has every check but truncate-path, which has no open.
-plan $((${#paths[@]} * ${#checks[@]} - 1 + 1)) # and no-kernel-warnings
 
 # wcase NAME OP FILE TWIN OTHER [OPTIONS]: one run of writes, its checks
 # as cases NAME-CHECK; a check it did not report fails with its output.

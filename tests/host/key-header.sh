@@ -4,11 +4,12 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
+plan 1
 hdr=include/uapi/linux/pcdedup.h
 mapfile -t series < <(sed 's|^|patches/|' patches/series)
 mapfile -t touching < <(grep -l "^+++ b/$hdr" "${series[@]}")
 if [ ${#touching[@]} = 0 ]; then
-	fail key-header-in-series "no patch touches $hdr"
+	fail key-header-identical "no patch touches $hdr"
 	exit 0
 fi
 work=$(mktemp -d)

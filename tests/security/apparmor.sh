@@ -22,6 +22,10 @@ die() {
 	fail "${1:-setup}" "${2:-}"
 	exit 1
 }
+# Setup 6 (apparmor-is-an-lsm, profile-change, the keys 2, files-identical,
+# confined-mount); then 3 filesystems x 14 pairs x 3 cases (pair below).
+fss=(xfs ovl ovlc) npairs=14
+plan $((6 + ${#fss[@]} * npairs * 3))
 
 [ -d "$aafs" ] || mount -t securityfs securityfs /sys/kernel/security 2>/dev/null || true
 [ -d "$aafs" ] || die apparmor-enabled "no $aafs, lsm: $(cat /sys/kernel/security/lsm 2>/dev/null)"
@@ -145,7 +149,7 @@ pair() {
 ovlgap="overlayfs real file opened by the unconfined mounter, delegated"
 execgap="the loader's mprotect checks r on the real file, ix grants none"
 fdgap="the real file is the confined mounter's, not delegated"
-for fs in xfs ovl ovlc; do
+for fs in "${fss[@]}"; do
 	dir=/mnt/$fs g1='' g2='' g3='' dm="EACCES mprotect"
 	case $fs in
 	xfs) dir=/mnt/x/d ;;

@@ -36,6 +36,8 @@ B=$w/b
 C=$w/c
 lower_fs=tmpfs
 shared0=0
+# A tracing instance of the suite's own: pcdedup_open events of the run
+seltrace=/sys/kernel/tracing/instances/seltest
 
 die() {
 	fail "${1:-setup}" "${2:-}"
@@ -241,6 +243,14 @@ setup_overlays() {
 	# shellcheck disable=SC2059
 	expect_eq overlay-mount-rw-lower ok \
 		"$("$seh" mount overlay "$C/merged" overlay "$(printf "$opts" "$C" "$C" "$C")")"
+	# from here on, every open of a tagged file is traced with its result
+	# (case lowers-served-by-shares reads them)
+	if [ "$lower_fs" != tmpfs ]; then
+		[ -e "${seltrace%/*}" ] || mount -t tracefs nodev /sys/kernel/tracing || die setup "cannot mount tracefs"
+		if ! { mkdir -p "$seltrace" && echo 1 >"$seltrace/events/pcdedup/pcdedup_open/enable"; }; then
+			die setup "cannot trace pcdedup_open"
+		fi
+	fi
 }
 
 # AVC capture: avc_begin writes a mark to the kernel log; avc_end provokes a
@@ -656,12 +666,26 @@ case_copy_up_race() {
 }
 
 # On xfs or ext4, the suite proves nothing unless the lower files were
-# served from shares: each still has its key, opens were shared during the
-# run, and a mapping of the lower file of the mmap cases through the overlay
-# is held through a share (it counts as an opener once its fd is closed).
+# served from shares: each still has its key; each lower file that a case
+# opens through an overlay (or copies up) was opened by the test helper
+# (seh) through a share, and never privately (pcdedup_open events of the
+# run, per file); and a mapping of the lower file of the mmap cases
+# through the overlay is held through a share (it counts as an opener once
+# its fd is closed).
 case_lowers_shared() {
-	local f nokey="" opened openers why
+	local f nokey="" opened openers why opens di shared other perfile="" bad=""
 	opened=$(($(vmstat open_shared) - shared0))
+	echo 0 >"$seltrace/events/pcdedup/pcdedup_open/enable"
+	# "MAJOR:MINOR INO RESULT" of each open by seh
+	opens=$(sed -nE 's/^ *seh-[0-9]+ .* pcdedup_open: dev ([0-9]+:[0-9]+) ino ([0-9]+) size [0-9]+ ([a-z]+)$/\1 \2 \3/p' \
+		"$seltrace/trace")
+	for f in "$A"/lower/{plain,readme,secret,code} "$A"/lower/big*; do
+		di=$(stat -c '%Hd:%Ld %i' "$f") || di=missing
+		shared=$(awk -v f="$di" '$1 " " $2 == f && $3 == "shared" { n++ } END { print n + 0 }' <<<"$opens")
+		other=$(awk -v f="$di" '$1 " " $2 == f && $3 != "shared" { n++ } END { print n + 0 }' <<<"$opens")
+		perfile+=" ${f#"$w"/}:$shared/$other"
+		if [ "$shared" = 0 ] || [ "$other" != 0 ]; then bad+=" ${f#"$w"/}"; fi
+	done
 	openers=$(python3 -c 'import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 m = mmap.mmap(fd, 4096, mmap.MAP_PRIVATE, mmap.PROT_READ)
@@ -670,8 +694,8 @@ print(open(sys.argv[2]).read().strip())' "$A/merged/code" "$sysfs/openers") || o
 	while IFS= read -r -d '' f; do
 		[ -n "$(key_hex "$f")" ] || nokey+=" $f"
 	done < <(find "$A/lower" "$B/lower" "$C/lower" -type f -print0)
-	why="lower files without a key:${nokey:- none}; shared opens during the run: $opened; openers with $A/merged/code mapped, its fd closed: $openers"
-	if [ -z "$nokey" ] && [ "$opened" -gt 0 ] && [ "$openers" -gt 0 ]; then
+	why="lower files without a key:${nokey:- none}; opened by seh (shared/private):$perfile; not served by a share:${bad:- none}; shared opens during the run: $opened; openers with $A/merged/code mapped, its fd closed: $openers"
+	if [ -z "$nokey" ] && [ -z "$bad" ] && [ "$opened" -gt 0 ] && [ "$openers" -gt 0 ]; then
 		echo "# $why"
 		pass lowers-served-by-shares
 	else
@@ -685,6 +709,12 @@ print(open(sys.argv[2]).read().strip())' "$A/merged/code" "$sysfs/openers") || o
 # the file system of the lower layers: tmpfs (the default), xfs or ext4
 run_selinux_suite() {
 	lower_fs=${2:-tmpfs}
+	# setup_policy 3, kernel-mode 1, setup_overlays 3, the case_ functions
+	# below 21 (copy_up_relabel 2, mmap_mprotect 3, fd_passing 4,
+	# lock_ioctl 3, the other nine 1 each), lowers_shared 1 (not on tmpfs)
+	local shared_case=1
+	[ "$lower_fs" != tmpfs ] || shared_case=0
+	plan $((3 + 1 + 3 + 21 + shared_case))
 	if [ "$1" = off ]; then setup_policy without-cap; else setup_policy with-cap; fi
 	mode=$(kernel_mode)
 	expect_eq kernel-mode "$1" "$mode"
