@@ -121,8 +121,7 @@ reap() { # PID SECONDS
 mkfs.ext4 -q -F "$(realpath /dev/disk/by-name/img)" || die setup-img-disk
 mkdir -p /mnt/img
 mount /dev/disk/by-name/img /mnt/img || die setup-img-mount
-img_dev=$(basename "$(realpath /dev/disk/by-name/img)")
-img_sectors() { awk '{print $3}' "/sys/block/$img_dev/stat"; }
+img_sectors() { disk_stat img read_sectors; }
 l1=$(loopfs /mnt/img/m1.img 1G /mnt/m1) || die setup-m1
 m1=/mnt/m1
 
@@ -345,7 +344,7 @@ group2() {
 	t0=$(now_ms)
 	tag "$f" 3 || die 2a-setup "mkkey --level 3 failed"
 	echo "# 2a: level-3 key made in $(($(now_ms) - t0)) ms"
-	expect_eq 2a-key-level-3 03 "$(key_hex "$f" | cut -c9-10)"
+	expect_eq 2a-key-level-3 3 "$(key_field "$f" tree_level)"
 	drop_unmapped
 	k0=$(vmstat key_invalid) s0=$(vmstat open_shared)
 	t0=$(now_ms)
@@ -367,7 +366,7 @@ group2() {
 	echo "# 2b: guest sha256sum of 64 MiB: $(($(now_ms) - t0)) ms"
 	head -c $((80 * MiB)) /dev/urandom >"$big"
 	tag "$big" 2 || die 2b-setup "mkkey --level 2 failed"
-	expect_eq 2b-key-level-2 02 "$(key_hex "$big" | cut -c9-10)"
+	expect_eq 2b-key-level-2 2 "$(key_field "$big" tree_level)"
 	# What one granule costs here: the first 4 KiB, cold, wait for the
 	# whole of granule 0 (64 MiB read through the member's cache, hashed).
 	drop_unmapped
