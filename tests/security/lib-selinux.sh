@@ -130,6 +130,7 @@ setup_policy() {
 	# the capability of the series, which checkpolicy cannot name (see the
 	# cover letter), left out above: set its bit in the binary policy
 	bit=$(polcap_bit "$src")
+	cp "$w/policy.33" "$w/policy-without-cap.33"
 	if [ "$1" = with-cap ] && [ -n "$bit" ]; then
 		"$seh" polcap "$w/policy.33" "$bit" >/dev/null || die setup "cannot set policy capability $polcap"
 	fi
@@ -703,7 +704,30 @@ print(open(sys.argv[2]).read().strip())' "$A/merged/code" "$sysfs/openers") || o
 	fi
 }
 
-# run_selinux_suite WANTED-MODE [LOWER-FS]: the whole suite; WANTED-MODE is
+# The capability is asked where the checks are made (a static key that
+# each policy load sets as the policy says): in one boot, a policy loaded
+# without it turns the checks off, and the policy with it back on.
+case_policy_reload() {
+	local out off_ok=0 on_ok=0
+	cat "$w/policy-without-cap.33" >/sys/fs/selinux/load || die policy-reload "cannot load the policy without $polcap"
+	avc_begin
+	out=$(run_as test_b_t cat "$A/merged/secret")
+	avc_end
+	if [ "$(kernel_mode)" = off ] && [ "$out" = ok:secret ] && no_avc; then off_ok=1; fi
+	report reload-without-cap-checks-off "$off_ok" \
+		"mode $(kernel_mode), test_b_t read of a secret_t lower file: '$out', AVCs: $(avc_summary)"
+	cat "$w/policy.33" >/sys/fs/selinux/load || die policy-reload "cannot load the policy with $polcap again"
+	avc_begin
+	out=$(run_as test_b_t cat "$A/merged/secret")
+	avc_end
+	if [ "$(kernel_mode)" = on ] && [ "$out" = "EACCES open" ] && has_avc "read open" test_b_t secret_t; then
+		on_ok=1
+	fi
+	report reload-with-cap-checks-on "$on_ok" \
+		"mode $(kernel_mode), test_b_t read of a secret_t lower file: '$out', AVCs: $(avc_summary)"
+}
+
+# run_selinux_suite WANTED-MODE [LOWER-FS]# run_selinux_suite WANTED-MODE [LOWER-FS]: the whole suite; WANTED-MODE is
 # the mode the suite means to test (on or stock for selinux.sh, with the
 # capability in the policy; off for selinux-off.sh, without it); LOWER-FS
 # the file system of the lower layers: tmpfs (the default), xfs or ext4
@@ -711,10 +735,12 @@ run_selinux_suite() {
 	lower_fs=${2:-tmpfs}
 	# setup_policy 3, kernel-mode 1, setup_overlays 3, the case_ functions
 	# below 21 (copy_up_relabel 2, mmap_mprotect 3, fd_passing 4,
-	# lock_ioctl 3, the other nine 1 each), lowers_shared 1 (not on tmpfs)
-	local shared_case=1
+	# lock_ioctl 3, the other nine 1 each), lowers_shared 1 (not on tmpfs),
+	# policy_reload 2 (in mode on)
+	local shared_case=1 reload_cases=0
 	[ "$lower_fs" != tmpfs ] || shared_case=0
-	plan $((3 + 1 + 3 + 21 + shared_case))
+	[ "$1" != on ] || reload_cases=2
+	plan $((3 + 1 + 3 + 21 + shared_case + reload_cases))
 	if [ "$1" = off ]; then setup_policy without-cap; else setup_policy with-cap; fi
 	mode=$(kernel_mode)
 	expect_eq kernel-mode "$1" "$mode"
@@ -734,4 +760,5 @@ run_selinux_suite() {
 	case_rw_lower
 	case_copy_up_race
 	[ "$lower_fs" = tmpfs ] || case_lowers_shared
+	[ "$1" != on ] || case_policy_reload
 }
