@@ -9,7 +9,10 @@
 # own inode, are opened by a holder in one memory cgroup, and N untagged
 # twins (same content, same XFS, an attribute of the same size) by a
 # holder in another; each holder opens its files once (members and opens),
-# then once more (opens only). What the tagged side takes beyond the twin
+# then once more (opens only), then reads a byte through each second open
+# (a tagged open's backing file is opened by its first read, so an open
+# that only looks at a file costs no backing file). What the tagged side
+# takes beyond the twin
 # side, per file, is pcdedup's: in the cgroups' memory.stat ("slab": what
 # its caches charge, 8 bytes more per object for the cgroup pointer) and
 # in /proc/meminfo's Slab (everything, the uncharged backing files too).
@@ -17,12 +20,12 @@
 # the objects' size (charged to the opener's cgroup); once the holders
 # are gone and the inodes evicted, the tagged group's charge falls back to
 # the twins'. A member made larger (the struct padded) fails the member
-# cases; a missing cgroup file or table row fails its case, never reads
+# cases, a backing file opened at open time open-in-all; a missing cgroup file or table row fails its case, never reads
 # as 0.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-plan 10
+plan 13
 doc=$(dirname "$0")/../../build/linux/Documentation/admin-guide/mm/pcdedup.rst
 N=3000
 cg=/sys/fs/cgroup
@@ -106,9 +109,10 @@ for i in range(int(sys.argv[2]) + 1):
 if setup; then pass setup; else die setup; fi
 drop_caches
 
-# A holder: python in GROUP that, at each SIGUSR1, opens FILES... once
-# more and keeps them open, then writes the number of rounds done to its
-# fifo (0 once it is ready).
+# A holder: python in GROUP that, at each of two SIGUSR1, opens FILES...
+# once more and keeps them open, at a third reads a byte of each file
+# through its second fd, and each time writes the number of rounds done
+# to its fifo (0 once it is ready).
 holder_py='import os, resource, signal, sys
 fifo, files = sys.argv[1], sys.argv[2:]
 resource.setrlimit(resource.RLIMIT_NOFILE, (2 * len(files) + 64,) * 2)
@@ -116,9 +120,13 @@ fds = [0] * (2 * len(files))
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
 out = open(fifo, "w", buffering=1)
 k = 0
-for rnd in range(3):
+for rnd in range(4):
     if rnd:
         signal.sigwait({signal.SIGUSR1})
+    if rnd == 3:
+        for fd in fds[len(files):]:
+            os.pread(fd, 1, 0)
+    elif rnd:
         for f in files:
             fds[k] = os.open(f, os.O_RDONLY)
             k += 1
@@ -181,10 +189,13 @@ if ! { s0=$(measure) && o0=$(vmstat open_shared) &&
 	next t 1 && s1=$(measure) && next u 1 && s2=$(measure) &&
 	o1=$(vmstat open_shared) && m1=$(knob members) &&
 	next t 2 && s3=$(measure) && next u 2 && s4=$(measure) &&
+	next t 3 && s5=$(measure) && next u 3 && s6=$(measure) &&
 	o2=$(vmstat open_shared); }; then
 	die measure "a holder or a reading failed"
 fi
-read -r -d '' t0 _ g0 t1 u1 g1 t2 u2 g2 t3 u3 g3 _ u4 g4 <<<"$s0 $s1 $s2 $s3 $s4"
+# shellcheck disable=SC2034 # used in per()'s arithmetic strings
+read -r -d '' t0 _ g0 t1 u1 g1 t2 u2 g2 t3 u3 g3 t4 u4 g4 t5 u5 g5 _ u6 g6 \
+	<<<"$s0 $s1 $s2 $s3 $s4 $s5 $s6"
 
 # The tagged opens did go through the share (else nothing is measured).
 expect_eq round1-opens-shared "$N" $((o1 - o0))
@@ -197,9 +208,12 @@ cg_open=$(per "(t3 - t2) - (u4 - u3)")
 cg_member=$(($(per "(t1 - t0) - (u2 - u1)") - cg_open))
 sys_open=$(per "(g3 - g2) - (g4 - g3)")
 sys_member=$(($(per "(g1 - g0) - (g2 - g1)") - sys_open))
+cg_read=$(per "(t5 - t4) - (u6 - u5)")
+sys_read=$(per "(g5 - g4) - (g6 - g5)")
 echo "# memory.stat slab, round 1: tagged +$((t1 - t0)), twins +$((u2 - u1)); round 2: tagged +$((t3 - t2)), twins +$((u4 - u3)) bytes"
 echo "# Slab, round 1: tagged +$((g1 - g0)), twins +$((g2 - g1)); round 2: tagged +$((g3 - g2)), twins +$((g4 - g3)) bytes"
-echo "# per member: $cg_member charged, $sys_member in all; per open: $cg_open charged, $sys_open in all (bytes beyond the twin's)"
+echo "# Slab, round 3 (reads): tagged +$((g5 - g4)), twins +$((g6 - g5)) bytes"
+echo "# per member: $cg_member charged, $sys_member in all; per open: $cg_open charged, $sys_open in all; per first read of an open: $cg_read charged, $sys_read in all (bytes beyond the twin's)"
 
 # in_range NAME GOT LOW HIGH
 in_range() {
@@ -212,11 +226,26 @@ in_range() {
 # Charged to the opener's cgroup: the objects, each with its cgroup pointer.
 in_range member-charged "$cg_member" $((m_fig - slack)) $((m_fig + objcg + slack))
 in_range open-charged "$cg_open" $((o_fig - slack)) $((o_fig + objcg + slack))
-# In all (the backing file is not charged): at most the guide's figures,
-# the member table's bucket pointers (at most 3.3 per member, the guide
-# says) with the members.
+# In all: at most the guide's figures, the member table's bucket pointers
+# (at most 3.3 per member, the guide says) with the members. An open that
+# has not read takes no backing file.
 in_range member-in-all "$sys_member" 0 $((m_fig + 27 + gslack))
-in_range open-in-all "$sys_open" 0 $((o_fig + b_fig + gslack))
+in_range open-in-all "$sys_open" 0 $((o_fig + gslack))
+# The first read of an open opens its backing file, which no cgroup pays.
+in_range read-charged "$cg_read" $((-slack)) "$slack"
+in_range read-in-all "$sys_read" $((b_fig - gslack)) $((b_fig + gslack))
+# Two first reads of one open, racing: both read the content, and the
+# share file one of them opened and dropped leaves nothing behind (the
+# openers counted return to what the holders keep open).
+first_reads_race() {
+	local before after
+	before=$(knob openers) || return 1
+	cmp "$A/t/1" "$w/c" || return 1
+	"$bin/firstreads" "$A/t/1" 2000 2 || return 1
+	after=$(knob openers) || return 1
+	[ "$after" = "$before" ] || { echo "openers $before before, $after after" >&2; return 1; }
+}
+check first-reads-race first_reads_race
 # Closing everything gives the memory back: the charged slab of the
 # tagged group falls back to what the twins' does (members go when their
 # inodes are evicted, after an RCU grace period that kfree_rcu() may put
