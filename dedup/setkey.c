@@ -90,6 +90,9 @@ static bool level_range(const struct file_tree *tree, const struct setkey_opts *
 	}
 	*first = l;
 	*last = tree->root_level < KEY_MAX_KEY_LEVEL ? tree->root_level : KEY_MAX_KEY_LEVEL;
+	if (o->level == SETKEY_LEVEL_INLINE && *first == 0 && *last > 0 &&
+	    key_value_len(tree->size, 0) > SETKEY_INLINE_MAX)
+		*first = 1;
 	return true;
 }
 

@@ -19,8 +19,20 @@
 #include "secret.h"
 #include "tree.h"
 
+/* setkey_opts.level: the lowest level that fits */
+#define SETKEY_LEVEL_LOWEST	(-1)
+/*
+ * setkey_opts.level: level 0 while its value stays in the inode, else the
+ * lowest level above it that fits. XFS keeps an attribute value in the
+ * inode's literal area only up to 255 bytes (its short form counts value
+ * lengths in a byte); a longer one takes a 4 KiB attribute block, read
+ * and cached by every first open of the file in every snapshot of it.
+ */
+#define SETKEY_LEVEL_INLINE	(-2)
+#define SETKEY_INLINE_MAX	255
+
 struct setkey_opts {
-	int level;		/* force this tree level; -1: the lowest that fits */
+	int level;		/* force this tree level, or SETKEY_LEVEL_* */
 	bool dry_run;		/* compare only, write nothing */
 	const struct secret *secret;		/* the MAC's */
 	const struct file_identity *id;		/* the file's */

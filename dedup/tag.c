@@ -19,7 +19,7 @@
 #include "util.h"
 
 struct tag_run {
-	int level;		/* --tree-level, or -1 */
+	int level;		/* --tree-level, or SETKEY_LEVEL_* */
 	atomic_ullong tagged, migrated, reauthenticated, unchanged;
 };
 
@@ -171,9 +171,13 @@ static int tag_option(struct driver *d, int c, const char *arg)
 
 	if (c != OPT_TREE_LEVEL)
 		return usage_hint("tag");
+	if (strcmp(arg, "inline") == 0) {
+		run->level = SETKEY_LEVEL_INLINE;
+		return 0;
+	}
 	if (!parse_tree_level(arg, &level))
-		return usage_error("tag", "bad tree level '%s' (0 to %d: the kernel honours no "
-				   "other)", arg, KEY_MAX_KEY_LEVEL);
+		return usage_error("tag", "bad tree level '%s' (0 to %d, or inline: the kernel "
+				   "honours no other)", arg, KEY_MAX_KEY_LEVEL);
 	run->level = (int)level;
 	return 0;
 }
@@ -182,7 +186,10 @@ static const struct opt_spec tag_opts[] = {
 	OPT_SPEC_JOBS,
 	{ "min-size", OPT_MIN_SIZE, "S", "skip files below S bytes (K, M, G, T; default 1:\n"
 	  "every non-empty file); empty files never get a key" },
-	{ "tree-level", OPT_TREE_LEVEL, "N", "write tree level N (0 to 2), never another one" },
+	{ "tree-level", OPT_TREE_LEVEL, "N", "write tree level N (0 to 2), never another one;\n"
+	  "'inline': level 0 while its key is at most 255 bytes\n"
+	  "(files up to 20 KiB: XFS keeps it in the inode), else\n"
+	  "the lowest level above that fits" },
 	{ "dry-run", 'n', NULL, "hash and compare, but write no key" },
 	OPT_SPEC_CROSS_FS,
 	OPT_SPEC_SECRET_FILE,
@@ -242,7 +249,7 @@ static int tag_main(int argc, char **argv)
 		.work = tag_file,
 		.summary = tag_summary,
 	};
-	struct tag_run run = { .level = -1 };
+	struct tag_run run = { .level = SETKEY_LEVEL_LOWEST };
 
 	return driver_main(&cmd, &run, argc, argv);
 }

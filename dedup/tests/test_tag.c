@@ -1183,6 +1183,57 @@ static void test_tree_level(void)
 	free_result(&r);
 }
 
+/*
+ * --tree-level inline: level 0 while its key is at most 255 bytes (80
+ * bytes and 32 per block: up to 5 blocks), else level 1.
+ */
+static void test_tree_level_inline(void)
+{
+	static const struct {
+		const char *name;
+		off_t size;
+		int level;
+	} cases[] = {
+		{ "tag-inline-one-block", 4096, 0 },
+		{ "tag-inline-5-blocks-level-0", 20480, 0 },
+		{ "tag-inline-6-blocks-level-1", 20481, 1 },
+		{ "tag-inline-25-blocks-level-1", 100000, 1 },
+	};
+	char *dir = make_tmpdir("treeinline");
+	char *paths[4];
+	struct run_result r;
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%zu", i);
+		paths[i] = path_join(dir, name);
+		write_pattern(paths[i], cases[i].size, (int)i + 1);
+	}
+	pcd(&r, "tag", "--tree-level", "inline", dir);
+	for (i = 0; i < 4; i++)
+		expect(cases[i].name, r.status == 0 && key_state(paths[i]) == 1 &&
+		       key_level(paths[i]) == cases[i].level, "exit %d, level %d: %s",
+		       r.status, key_level(paths[i]), r.err);
+	free_result(&r);
+	pcd(&r, "tag", "--tree-level", "inline", dir);
+	expect("tag-inline-unchanged", r.status == 0 && counter(r.out, "unchanged:") == 4,
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "verify", dir);
+	expect("verify-inline", r.status == 0 && problem_lines(r.out) == 0,
+	       "exit %d: %s", r.status, r.out);
+	free_result(&r);
+	pcd(&r, "tag", "--tree-level", "inlined", dir);
+	expect("tag-inline-typo-usage", r.status == 2 && contains(r.err, "bad tree level 'inlined'"),
+	       "exit %d: %s", r.status, r.err);
+	free_result(&r);
+	for (i = 0; i < 4; i++)
+		free(paths[i]);
+	free(dir);
+}
+
 /* A filesystem that takes short values only: tag falls back level by level. */
 static void test_fallback(void)
 {
@@ -1420,7 +1471,7 @@ int main(void)
 	 * Every case of the tests below; without trusted.* attributes (not
 	 * root) two groups and the five skips below.
 	 */
-	harness_plan(have_xattrs ? 150 : 14);
+	harness_plan(have_xattrs ? 157 : 14);
 	if (!cli_init())
 		return harness_exit();
 	/* These need no trusted.* attributes, or check they cannot be set. */
@@ -1449,6 +1500,7 @@ int main(void)
 	test_progress();
 	test_fsverity_digest_and_level();
 	test_tree_level();
+	test_tree_level_inline();
 	test_fallback();
 	test_the_secret();
 	test_level_above_2();
