@@ -36,7 +36,8 @@ QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
          "density_n": 32, "density_samples": [2, 4, 8, 12, 16, 20, 24, 28, 32],
          "density_mem": "384M", "density_window_s": 2, "density_max_s": 420,
          "density_budget_s": 1800,
-         "density_hot": [], "fio_n": 4, "fio_modes": ["off", "full"], "fio_boots": 1,
+         "density_hot": [], "density_operator": [],
+         "fio_n": 4, "fio_modes": ["off", "full"], "fio_boots": 1,
          "micro_boots": 1, "micro_files": 300, "stock_scenarios": [],
          "container_cases": [], "tag": False}
 # FULL: idle containers up to N=50 (a crun start costs about 2-3 s under
@@ -52,6 +53,7 @@ FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
         "density_mem": "512M", "density_window_s": 4, "density_max_s": 1500,
         "density_budget_s": 3600,
         "density_hot": [("thin", "default"), ("shared", "off")], "density_hot_mem": "256M",
+        "density_operator": [("thin", "default")],
         "fio_n": 4,
         "fio_modes": ["off", "full", "trust"], "fio_boots": 3, "micro_boots": 3,
         "micro_files": 500, "stock_scenarios": ["thin"],
@@ -67,6 +69,14 @@ FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
 DENSITY_CASES = [("thin", "off"), ("thin", "default"), ("shared", "off"),
                  ("distinct", "off"), ("distinct", "default")]
 HOT_FRACTION = 0.15
+# The density_operator cases ("-operator"): thin snapshots as an operator
+# can set them up. noatime (relatime logs an atime update of every file a
+# container reads first: an inode log item each, the log written, inode
+# clusters written back and copied by dm-thin) and two in-core log buffers
+# (8 x 64 KiB on this image's 64 KiB log stripe unit) per snapshot; the
+# image tagged with --tree-level inline (a level 0 key longer than 255 bytes
+# takes an attribute block that each snapshot's first open reads and keeps).
+OPERATOR = {"snap_options": "nouuid,noatime,logbufs=2", "tag_level": "inline"}
 
 t_start = time.monotonic()
 # --resume: the passed cases of the earlier run, by name, kept as they are;
@@ -194,9 +204,10 @@ def image_copy():
 def make_cases(cfg, accel):
     """Every case of the run, in the order they boot."""
     cases = []
-    dens = [(s, v, None) for s, v in DENSITY_CASES] + \
-        [(s, v, HOT_FRACTION) for s, v in cfg["density_hot"]]
-    for scen, verify, hot in dens:
+    dens = [(s, v, None, False) for s, v in DENSITY_CASES] + \
+        [(s, v, HOT_FRACTION, False) for s, v in cfg["density_hot"]] + \
+        [(s, v, None, True) for s, v in cfg["density_operator"]]
+    for scen, verify, hot, operator in dens:
         n = min(cfg["density_n"], cfg["versions"]) if scen == "distinct" else cfg["density_n"]
         # slab_nomerge, on every density boot alike: each slab cache keeps
         # its own name, so the traced container's objects are named right
@@ -210,7 +221,10 @@ def make_cases(cfg, accel):
                   "profile_at": 3, "snap_batch": 8, "cmdline": "slab_nomerge"}
         if hot:
             params["hot_fraction"] = hot
-        cases.append(Case(f"density-{scen}-{verify}{'-hot' if hot else ''}", "density", scen,
+        if operator:
+            params.update(OPERATOR)
+        suffix = ("-hot" if hot else "") + ("-operator" if operator else "")
+        cases.append(Case(f"density-{scen}-{verify}{suffix}", "density", scen,
                           verify, n=n,
                           samples=sorted({x for x in cfg["density_samples"] if x < n} | {n}),
                           launcher="crun",

@@ -395,6 +395,7 @@ def profile_rows(prof):
 # side by side: pcdedup against the shared lower it should match, and
 # against the same scenario without it.
 GAPS = (("density-thin-default", "density-shared-off"),
+        ("density-thin-default-operator", "density-shared-off"),
         ("density-distinct-default", "density-shared-off"),
         ("density-thin-default-hot", "density-shared-off-hot"),
         ("density-thin-default", "density-thin-off"),

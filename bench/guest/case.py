@@ -50,6 +50,10 @@ class Case:
             parts.append(s)
         if self.params.get("hot_fraction"):
             parts.append(f"hot set {self.params['hot_fraction']:.0%} of the image")
+        if self.params.get("tag_level"):
+            parts.append(f"image tagged --tree-level {self.params['tag_level']}")
+        if self.params.get("snap_options"):
+            parts.append(f"snapshots mounted {self.params['snap_options']}")
         return ", ".join(parts)
 
     def to_json(self):

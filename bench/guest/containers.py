@@ -216,14 +216,17 @@ class Roots:
     batches ahead (one lvm start per snapshot costs seconds under TCG),
     unmounted until their container starts."""
 
-    def __init__(self, scenario, batch, options="nouuid"):
+    def __init__(self, scenario, batch, options="nouuid", tag_level=None):
         self.scenario, self.batch, self.made = scenario, batch, 0
         self.options = options  # a snapshot's XFS mount options
+        self.tag_level = tag_level  # the image tagged again at this level
 
     def prepare(self):
         """Mount what the roots need before the first container; return
         (the image's config.json, the image's secret, the image's rootfs),
         read from the origin, or snapshot 1 (unmounted again) for thin."""
+        if self.tag_level is not None:
+            self._retag()
         if self.scenario != "thin":
             c.mount_origin()
             return (f"{c.ORIGIN_MNT}/image/config.json",
@@ -232,6 +235,17 @@ class Roots:
         c.mount(f"/dev/{c.VG}/snap1", "/mnt/snap1", "xfs", "nouuid")
         return "/mnt/snap1/image/config.json", f"/mnt/snap1/{c.IMAGE_SECRET}", \
             "/mnt/snap1/image/rootfs"
+
+    def _retag(self):
+        """Tag the image's rootfs again at tree level self.tag_level, on the
+        origin, before any snapshot is made of it (the keys of a snapshot
+        are the origin's: same filesystem UUID, inodes and generations)."""
+        c.mount_origin()
+        c.use_secret(os.path.join(c.ORIGIN_MNT, c.IMAGE_SECRET))
+        c.log(f"tagging the image again: --tree-level {self.tag_level}")
+        c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", "--tree-level",
+              str(self.tag_level), f"{c.ORIGIN_MNT}/image/rootfs")
+        c.thinpool.umount(c.ORIGIN_MNT)
 
     def make(self, i):
         """Have lvm make snapshot I (and the batch after it) if not yet."""
@@ -447,7 +461,8 @@ def run_density(case, a, result):
     the case fails there only when the second window fails too."""
     p = case.params
     fit = p.get("fit_fraction", 0.05)
-    roots = Roots(case.scenario, p.get("snap_batch", 8), p.get("snap_options", "nouuid"))
+    roots = Roots(case.scenario, p.get("snap_batch", 8), p.get("snap_options", "nouuid"),
+                  p.get("tag_level"))
     base_config, secret, rootfs = roots.prepare()
     files, hot_bytes, img_files, img_bytes = hot_set(rootfs, p.get("hot_fraction"))
     result["hot_set"] = {"files": len(files), "bytes": hot_bytes, "image_files": img_files,
