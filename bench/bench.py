@@ -294,18 +294,26 @@ SCRIPTS = {"density": "containers.py", "containers": "containers.py", "fio": "fi
            "micro": "micro.py", "tag": "micro.py"}
 
 
+def named(name, patterns):
+    """Does case NAME match one of PATTERNS (comma-separated): a prefix of
+    the name, or the whole name when the pattern ends with '$'?"""
+    return any(name == p[:-1] if p.endswith("$") else name.startswith(p)
+               for p in patterns.split(","))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--resume", metavar="RESULTS_DIR")
     ap.add_argument("--only", help="run only the cases whose name starts with this (or "
-                    "with one of these, comma-separated)")
+                    "with one of these, comma-separated; NAME$: that name exactly)")
     ap.add_argument("--density-budget", type=int, metavar="SECONDS",
                     help="the density job's time budget (default: the mode's, 3600 s "
                     "in full); what each case was given is in its results")
     ap.add_argument("--rerun", metavar="PREFIXES",
                     help="with --resume: run again the cases whose name starts with one of "
-                    "these (comma-separated), passed or not; the report says so")
+                    "these (comma-separated; NAME$: that name exactly), passed or not; "
+                    "the report says so")
     a = ap.parse_args()
     if a.rerun and not a.resume:
         ap.error("--rerun needs --resume")
@@ -320,12 +328,11 @@ def main():
                 quick = json.load(f)["quick"]
         except (OSError, ValueError, KeyError) as e:
             sys.exit(f"bench: cannot resume {results}: {e}")
-        again = tuple(a.rerun.split(",")) if a.rerun else ()
         KEPT.update({s["case"]: s for s in earlier["cases"]
-                     if s["rc"] == 0 and not s["case"].startswith(again)})
+                     if s["rc"] == 0 and not (a.rerun and named(s["case"], a.rerun))})
         # What a rerun replaces stays on record, with the run it came from.
         REPLACED.update({s["case"]: s for s in earlier["cases"]
-                         if again and s["case"].startswith(again)})
+                         if a.rerun and named(s["case"], a.rerun)})
     else:
         quick = a.quick
         with open(os.path.join(REPO, "build/kernel-patched/include/config/kernel.release")) as f:
@@ -343,7 +350,7 @@ def main():
                            check=True, capture_output=True, text=True).stdout.strip()
     cases = make_cases(cfg, accel)
     if a.only:
-        cases = [c for c in cases if c.name.startswith(tuple(a.only.split(",")))]
+        cases = [c for c in cases if named(c.name, a.only)]
     if not earlier:
         with open(os.path.join(raw, "config.json"), "w") as f:
             json.dump(dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
