@@ -1146,7 +1146,9 @@ class Pick:
                 continue
             case, d = self.dens[dname]
             kverify = ((d or {}).get("pcdedup_before") or {}).get("verify")
-            if dname.endswith("-default") and verify != "off" and kverify != verify:
+            # The -default case stands in for a verify mode it ran with,
+            # never for pcdedup off.
+            if dname != f"density-{scen}-{verify}" and (verify == "off" or kverify != verify):
                 continue
             return self._last(dname, self.dens[dname])
         return None, None, None

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 52
+plan 53
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -528,3 +528,14 @@ EOF_PY
 }
 expect_eq report-no-spread-no-verdict "0.95x|n/a (no spread: 1 and 1 boots)
 n/a|n/a (hash rate not measured: OSError: [Errno 97] Address family not supported)" "$(one_boot)"
+
+# A run without the cases pcdedup off is compared with (only pcdedup on and
+# the shared lower, as a partial --only run has): the targets against pcdedup
+# off say n/a, never compare the case with itself.
+partial_row() {
+	local p=$tmp/partial
+	cp -r "$res" "$p" && rm -f "$p"/raw/density-thin-off.* "$p"/raw/containers-* &&
+		python3 bench/report.py "$p" >/dev/null &&
+		grep -F '| page cache, thin + pcdedup (verify=full) vs the same without pcdedup |' "$p/report.md"
+}
+check report-partial-run-no-self-comparison bash -c "$(declare -f partial_row); tmp='$tmp' res='$res'; partial_row | grep -qF '| n/a |'"
