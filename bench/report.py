@@ -180,7 +180,7 @@ def density_section(results, dens, md, status_cases=()):
            "last N that passed; **first fail**: the N of the first sample that failed "
            "(the ramp stops there). The limit lies in [N reached, first fail - 1]: one "
            "N when both were sampled. A case that passed every N up to its N or its time "
-           "budget (`ramp budget s`: the density job's hour, shared out as the cases "
+           "budget (`ramp budget s`: the density job's budget, shared out as the cases "
            "run) is *capped*: its N reached is a lower bound and the targets on it "
            "give no verdict.", "",
            "![density](density.png)", ""]
