@@ -1,11 +1,16 @@
 // micro: per-operation cost of open+close, stat, small-file read and mmap
-// page faults on the files of one directory (all already in page cache).
+// page faults on the files of one directory (all already in page cache),
+// and two that split a read's cost: open+fadvise+close (on a tagged file
+// the advice opens the share file, as a first read does) and a read of an
+// fd that stays open and was read before (the read alone).
 // Usage: micro LABEL DIR ROUNDS [MIN_ROUND_MS]
 // Prints one JSON object per operation: the median over ROUNDS of ns/op.
 // The first pass of each operation is a warm-up and is not timed.
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +107,49 @@ static long op_read(void)
 	return nfiles;
 }
 
+static long op_open_fadvise(void)
+{
+	for (int i = 0; i < nfiles; i++) {
+		int fd = open(paths[i], O_RDONLY), err;
+
+		if (fd < 0)
+			die("open", paths[i]);
+		err = posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL);
+		if (err) {
+			errno = err;
+			die("posix_fadvise", paths[i]);
+		}
+		close(fd);
+	}
+	return nfiles;
+}
+
+/* The same reads as op_read(), to EOF, on fds opened by its warm-up. */
+static long op_reread(void)
+{
+	static int fds[MAX_FILES];
+	static bool opened;
+
+	for (int i = 0; i < nfiles && !opened; i++) {
+		fds[i] = open(paths[i], O_RDONLY);
+		if (fds[i] < 0)
+			die("open", paths[i]);
+	}
+	opened = true;
+	for (int i = 0; i < nfiles; i++) {
+		off_t off = 0;
+		ssize_t n;
+
+		while ((n = pread(fds[i], buf, sizeof(buf), off)) > 0) {
+			sink += buf[0];
+			off += n;
+		}
+		if (n < 0)
+			die("pread", paths[i]);
+	}
+	return nfiles;
+}
+
 static long op_mmap_fault(void)
 {
 	long pages = 0, pg = sysconf(_SC_PAGESIZE);
@@ -140,6 +188,8 @@ int main(int argc, char **argv)
 		{ "stat", op_stat },
 		{ "read", op_read },
 		{ "mmap_fault", op_mmap_fault },
+		{ "open_fadvise", op_open_fadvise },
+		{ "reread", op_reread },
 	};
 	int rounds, min_round_ms = MIN_ROUND_MS;
 

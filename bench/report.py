@@ -975,7 +975,9 @@ def hash_section(fio, md):
            "distinct content: `read MiB/s` is what they got, about what was filled). "
            "fs-verity's "
            "4 KiB blocks hash one padding block per 64 data blocks and one tree block per "
-           "128: about 2.3% more work per byte than these streaming sends.", ""]
+           "128: about 2.3% more work per byte than these streaming sends. `guest CPU "
+           "busy %` and `iowait %`: both guest CPUs over the run (/proc/stat): what the "
+           "fills left of the CPUs that hashing could have used.", ""]
     rows = []
     for case, d, one, alls, err in hb:
         for engine in ("psync", "mmap"):
@@ -986,17 +988,33 @@ def hash_section(fio, md):
             rows.append([case.name, f"cold {engine} seq", one, alls,
                          r and r["bw_kib_s"] / 1024, filled,
                          filled / alls if filled is not None and alls else None,
+                         r and r.get("cpu") and r["cpu"]["busy"] * 100,
+                         r and r.get("cpu") and r["cpu"]["iowait"] * 100,
                          err or "none"])
     md += table([("boot", None), ("run", None), ("SHA-256 1 CPU MiB/s", 1),
                  ("SHA-256 all CPUs MiB/s", 1), ("read MiB/s", 1), ("filled MiB/s", 1),
-                 ("hashed / all-CPU rate", 2), ("hash rate error", None)], rows)
+                 ("hashed / all-CPU rate", 2), ("guest CPU busy %", 0), ("iowait %", 0),
+                 ("hash rate error", None)], rows)
 
 
 # ---- micro -------------------------------------------------------------------
 
 AB_ARMS = (("stock", "stock"), ("security", "security series only"),
            ("on", "whole series, pcdedup on"))
-AB_OPS = ("open_close", "stat", "read", "mmap_fault")
+AB_OPS = ("open_close", "stat", "read", "mmap_fault", "open_fadvise", "reread")
+# A tagged read's extra cost on the whole series, split by the ops that
+# isolate its parts: (row, how it is computed from the per-boot
+# tagged-minus-untagged differences D of those ops).
+READ_SPLIT = (
+    ("open+close", lambda d: d["open_close"]),
+    ("the share file: opened by the first read and put at close "
+     "(open_fadvise less open_close)", lambda d: d["open_fadvise"] - d["open_close"]),
+    ("the reads through it (reread: a 16 KiB read and one at EOF on an fd "
+     "read before)", lambda d: d["reread"]),
+    ("open+read+close (read)", lambda d: d["read"]),
+    ("read less the three parts above",
+     lambda d: d["read"] - d["open_fadvise"] - d["reread"]),
+)
 
 
 def micro_per(micro):
@@ -1013,6 +1031,20 @@ def micro_per(micro):
                 if u and t:
                     paired.setdefault(op, []).append(t / u)
     return per, paired
+
+
+def read_split(micro):
+    """READ_SPLIT's rows: (row, [its value in each whole-series boot])."""
+    deltas = []
+    for case, d in micro.values():
+        if not d or d["label"] != "on":
+            continue
+        ops = {(o["files"], o["op"]): o["ns_per_op"] for o in d.get("ops", [])}
+        delta = {op: ops[("tagged-b", op)] - ops[("untagged", op)] for op in AB_OPS
+                 if ("tagged-b", op) in ops and ("untagged", op) in ops}
+        if all(op in delta for op in ("open_close", "open_fadvise", "reread", "read")):
+            deltas.append(delta)
+    return [(row, [f(d) for d in deltas]) for row, f in READ_SPLIT]
 
 
 def change_text(f):
@@ -1061,6 +1093,19 @@ def micro_section(micro, tags, md):
                      ("security spread", None), ("whole spread", None),
                      ("stock->security", None), ("security->whole", None),
                      ("boots", None)], rows)
+        split = read_split(micro)
+        if split[0][1]:
+            md += ["", "Where a tagged read's extra cost goes, on the whole series: per boot "
+                   f"the tagged-b figure less the untagged one ({unit}), the median over "
+                   "boots and the spread. `open_fadvise` opens, advises POSIX_FADV_NORMAL and "
+                   "closes: on a tagged file the advice opens the share file as a first read "
+                   "does; `reread` reads an fd opened and read before (a 16 KiB read and one "
+                   "at EOF, as `read` does), so only the reads remain.", ""]
+            md += table([("part of the tagged-b - untagged difference", None),
+                         (f"{unit} more", 0), ("spread", None), ("boots", 0)],
+                        [[row, statistics.median(v),
+                          f"{min(v):.0f} to {max(v):.0f}" if len(v) > 1 else None, len(v)]
+                         for row, v in split])
     for case, d in tags.values():
         t = (d or {}).get("tag")
         md += ["### `pcdedup tag` vs `sha256sum`", "",

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 53
+plan 54
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -173,6 +173,14 @@ for b in (1, 2):
 # +0.9] (within 0.3%: missed), security vs stock +0.3% [+0.1, +0.5]
 # (inconclusive). stat: whole vs stock +3.0% (missed). read: not measured.
 # tagged-b open_close on the whole series: 2100/2130 (2.08x, 2.10x).
+# The read split (whole series only), tagged-b - untagged per boot: read
+# 3500-2000 / 3530-2002, open_fadvise 2500-1100 / 2530-1102, reread
+# 1000-900 / 1010-900: open+close 1090/1118, share file 310/310, reads
+# 100/110, read 1500/1528, rest 0/-10.
+SPLIT = {"untagged": {"read": [2000, 2002], "open_fadvise": [1100, 1102],
+                      "reread": [900, 900]},
+         "tagged-b": {"read": [3500, 3530], "open_fadvise": [2500, 2530],
+                      "reread": [1000, 1010]}}
 ab = {"stock": ("stock", "off", [1000, 1002], [500, 501]),
       "security": ("security", "off", [1003, 1005], [500, 501]),
       "on": ("patched", "full", [1010, 1012], [515, 516])}
@@ -183,6 +191,8 @@ for label, (kernel, verify, oc, st) in ab.items():
         if label == "on":
             ops.append({"files": "tagged-b", "op": "open_close",
                         "ns_per_op": [2100, 2130][b - 1]})
+            ops += [{"files": files, "op": op, "ns_per_op": v[b - 1]}
+                    for files, by_op in SPLIT.items() for op, v in by_op.items()]
         save(Case(f"micro-{label}-boot{b}", "micro", "", verify, None, kernel,
                   accel="icount", params={"label": label}),
              {"case": f"micro-{label}-boot{b}", "label": label, "guest": guest,
@@ -459,11 +469,18 @@ expect_eq report-target-from-density "1.00x [1.00-1.00x] (density-thin-default, 
 # 80 (mmap).
 expect_eq report-target-hash-limit "0.85x [0.80-0.90x]|inconclusive (the limit lies within the spread)" \
 	"$(target 'verify=full cold psync seq: bytes hashed per second vs the guest'"'"'s SHA-256 rate on all CPUs')"
-expect_eq report-hash-row "40.0|80.0|43.9|64.0|0.80|none" \
-	"$(grep -m1 '^| fio-thin-boot1 | cold psync seq |' "$md" | cut -d'|' -f4-9 | tr -d ' ')"
+expect_eq report-hash-row "40.0|80.0|43.9|64.0|0.80|50|10|none" \
+	"$(grep -m1 '^| fio-thin-boot1 | cold psync seq |' "$md" | cut -d'|' -f4-11 | tr -d ' ')"
 # A/B: three arms, the changes stock->security and security->whole.
 expect_eq report-ab-three-arms "1001|1004|1011|+0.30%[+0.10,+0.50]|+0.70%[+0.50,+0.90]|2/2/2" \
 	"$(grep -m1 '^| untagged | open_close |' "$md" | cut -d'|' -f4-6,10-12 | tr -d ' ')"
+# Where a tagged read's extra cost goes: medians over the two boots.
+split() { grep -F "| $1" "$md" | cut -d'|' -f3-5 | tr -d ' '; }
+expect_eq report-read-split "1104|1090to1118|2
+310|310to310|2
+105|100to110|2
+1514|1500to1528|2
+-5|-10to0|2" "$(split 'open+close |'; split 'the share file:'; split 'the reads through it'; split 'open+read+close (read)'; split 'read less the three')"
 # fio: median over boots and its spread; a 4 ms clock gives no percentiles;
 # a 2 us clock gives p50 250.0 and no p99 of 1.5 us (below 10 steps).
 expect_eq report-fio-median-spread "102.5|97.7-107.4|2" \
