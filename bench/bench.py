@@ -39,7 +39,7 @@ QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
          "density_hot": [], "density_operator": [],
          "fio_n": 4, "fio_modes": ["off", "full"], "fio_boots": 1,
          "micro_boots": 1, "micro_files": 300, "stock_scenarios": [],
-         "container_cases": [], "tag": False}
+         "container_cases": [], "tag": False, "micro_profile": False}
 # FULL: idle containers up to N=50 (a crun start costs about 2-3 s under
 # TCG: 100 per case would not fit the hour). Density: containers are added
 # until a sample fails, in 512 MiB; density_n (distinct lowers: at most
@@ -59,7 +59,7 @@ FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
         "micro_files": 500, "stock_scenarios": ["thin"],
         "container_cases": [("shared", "off"), ("distinct", "off"), ("thin", "off"),
                             ("distinct", "full"), ("thin", "full"), ("thin", "trust")],
-        "tag": True}
+        "tag": True, "micro_profile": True}
 # The report's first figure: how many containers fit in a fixed memory size.
 # Each re-reads its whole image; the density_hot ones ("-hot" cases) only
 # HOT_FRACTION of it, the same files in every container, in density_hot_mem
@@ -265,6 +265,15 @@ def make_cases(cfg, accel):
                               params={"label": label, "rounds": 5,
                                       "files": cfg["micro_files"],
                                       "min_round_ms": round_ms}))
+    # Where the whole series' tagged open+close and read spend what they
+    # cost more than untagged: perf's samples by function (under icount,
+    # every sample is PERF_PERIOD_NS guest instructions).
+    if cfg["micro_profile"]:
+        cases.append(Case("micro-profile", "micro", "", "full", None, "patched",
+                          mem="2G", cpus=1, accel=micro_accel, timeout=900,
+                          params={"label": "profile", "rounds": 5,
+                                  "files": cfg["micro_files"],
+                                  "min_round_ms": 4 * round_ms}))
     for i, case in enumerate(cases, 1):
         case.order = i
     return cases

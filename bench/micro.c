@@ -3,7 +3,8 @@
 // and two that split a read's cost: open+fadvise+close (on a tagged file
 // the advice opens the share file, as a first read does) and a read of an
 // fd that stays open and was read before (the read alone).
-// Usage: micro LABEL DIR ROUNDS [MIN_ROUND_MS]
+// Usage: micro LABEL DIR ROUNDS [MIN_ROUND_MS [OPS]]  (OPS: comma-separated
+// names of the operations to run; default all)
 // Prints one JSON object per operation: the median over ROUNDS of ns/op.
 // The first pass of each operation is a warm-up and is not timed.
 #define _GNU_SOURCE
@@ -178,6 +179,17 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Is NAME one of the comma-separated names of LIST? */
+static bool listed(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -193,17 +205,22 @@ int main(int argc, char **argv)
 	};
 	int rounds, min_round_ms = MIN_ROUND_MS;
 
-	if (argc == 5)
+	const char *only = argc == 6 ? argv[5] : NULL;
+
+	if (argc >= 5)
 		min_round_ms = atoi(argv[4]);
-	if (argc < 4 || argc > 5 || (rounds = atoi(argv[3])) < 1 || rounds > 99 ||
+	if (argc < 4 || argc > 6 || (rounds = atoi(argv[3])) < 1 || rounds > 99 ||
 	    min_round_ms < 1 || min_round_ms > 60000) {
-		fprintf(stderr, "usage: micro LABEL DIR ROUNDS(1-99) [MIN_ROUND_MS(1-60000)]\n");
+		fprintf(stderr, "usage: micro LABEL DIR ROUNDS(1-99) [MIN_ROUND_MS(1-60000) "
+			"[OPS]]\n");
 		return 2;
 	}
 	load(argv[2]);
 	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
 		double ns[99];
 
+		if (only && !listed(only, ops[o].name))
+			continue;
 		ops[o].fn(); /* warm up: fills the caches */
 		for (int r = 0; r < rounds; r++) {
 			double t0 = now_ns(), t;

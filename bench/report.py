@@ -1047,6 +1047,56 @@ def read_split(micro):
     return [(row, [f(d) for d in deltas]) for row, f in READ_SPLIT]
 
 
+PERF_TOP = 15
+
+
+def perf_rows(d, op):
+    """Rows of OP's profile in micro-profile result D: per function the
+    untagged and tagged-b instructions per op (its share of the samples
+    times the op's figure under perf) and the difference, the largest
+    differences first (PERF_TOP of them), then the rest and the total;
+    None without both profiles."""
+    runs = {o["files"]: o for o in d.get("ops", []) if o.get("op") == op and o.get("samples")}
+    if set(runs) != {"untagged", "tagged-b"}:
+        return None
+    per = {f: {sym: n / r["samples"] * r["ns_per_op"] for sym, n in r["by_symbol"].items()}
+           for f, r in runs.items()}
+    u, t = per["untagged"], per["tagged-b"]
+    diff = sorted(set(u) | set(t), key=lambda k: (-(t.get(k, 0) - u.get(k, 0)), k))
+    rows = [[k, u.get(k, 0), t.get(k, 0), t.get(k, 0) - u.get(k, 0)]
+            for k in diff[:PERF_TOP]]
+    rest = diff[PERF_TOP:]
+    ru, rt = sum(u.get(k, 0) for k in rest), sum(t.get(k, 0) for k in rest)
+    rows.append([f"the other {len(rest)} functions", ru, rt, rt - ru])
+    rows.append(["total (the op under perf)", runs["untagged"]["ns_per_op"],
+                 runs["tagged-b"]["ns_per_op"],
+                 runs["tagged-b"]["ns_per_op"] - runs["untagged"]["ns_per_op"]])
+    return rows
+
+
+def perf_section(micro, unit, md):
+    prof = [(case, d) for case, d in micro.values() if d and d.get("label") == "profile"]
+    for case, d in prof:
+        period = next((o.get("period_ns") for o in d.get("ops", []) if o.get("period_ns")),
+                      None)
+        md += ["", f"### Where tagged-b costs more: perf samples by function ({case.name})", "",
+               "The whole series, pcdedup on: each operation of bench/micro run under "
+               f"`perf record -e cpu-clock -c {period}` (a sample every {period} ns of guest "
+               "time" + (": under icount, every that many guest instructions" if
+                         case.accel == "icount" else "") + "), on the untagged files and on "
+               "tagged-b. A function's figure is its share of the samples (where they "
+               f"fell, not its callees) times the op's {unit} under perf (the sampling's "
+               "own cost included, so the totals exceed the A/B table's). Functions are "
+               "from /proc/kallsyms (`[k]`) or the binary (`[.]`).", ""]
+        for op in ("open_close", "read"):
+            rows = perf_rows(d, op)
+            if rows is None:
+                md += [f"{op}: not profiled.", ""]
+                continue
+            md += table([(f"{op}: function", None), (f"untagged {unit}", 0),
+                         (f"tagged-b {unit}", 0), ("tagged-b more", 0)], rows) + [""]
+
+
 def change_text(f):
     """+0.53% [+0.41, +0.66] (a change figure with its bracket)."""
     if f.value is None:
@@ -1106,6 +1156,7 @@ def micro_section(micro, tags, md):
                         [[row, statistics.median(v),
                           f"{min(v):.0f} to {max(v):.0f}" if len(v) > 1 else None, len(v)]
                          for row, v in split])
+        perf_section(micro, unit, md)
     for case, d in tags.values():
         t = (d or {}).get("tag")
         md += ["### `pcdedup tag` vs `sha256sum`", "",

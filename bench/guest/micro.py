@@ -2,11 +2,14 @@
 """A/B micro-benchmark on a fresh XFS scratch disk 'micro': bench/micro on
 untagged files and on tagged files (two tagged copies of the same content).
 With LABEL "tag" instead: `pcdedup tag` against sha256sum on a copy of the
-python tree.
+python tree. With LABEL "profile": the PROFILE_OPS under `perf record`
+(cpu-clock every PERF_PERIOD_NS of guest time: under icount, every
+PERF_PERIOD_NS guest instructions), samples counted by function.
 Usage: micro.py --case CASE.json --out NAME.json
   case.kind tag: pcdedup tag vs sha256sum; case.kind micro: case.params label
   (stock | security | on: the A/B arms, booted on the stock, security-only
-  and whole-series kernels), rounds, files, min_round_ms"""
+  and whole-series kernels; profile: the whole series), rounds, files,
+  min_round_ms"""
 import argparse
 import json
 import os
@@ -20,6 +23,8 @@ from case import add_case_argument  # noqa: E402
 
 MNT = "/mnt/micro"
 FILE_SIZE = 16384
+PROFILE_OPS = ("open_close", "read")
+PERF_PERIOD_NS = 20000
 
 
 def make_files(d, n):
@@ -50,6 +55,39 @@ def tag_bench():
             "cpus": os.cpu_count()}
 
 
+def micro(files, rounds, min_round_ms, ops=None):
+    """bench/micro's figures for FILES, one dict per operation."""
+    cmd = [f"{c.SRC}/bench/micro", files, f"{MNT}/{files}", rounds, min_round_ms]
+    out = subprocess.run(cmd + ([",".join(ops)] if ops else []),
+                         check=True, capture_output=True, text=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def profile(files, op, rounds, min_round_ms):
+    """OP on FILES under perf: its micro figures, and the samples by
+    function ("[k] name": kernel; "[.] name": user space)."""
+    data = f"/tmp/perf-{files}-{op}.data"
+    rec = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock",
+                          "-c", str(PERF_PERIOD_NS), "-o", data, "--",
+                          f"{c.SRC}/bench/micro", files, f"{MNT}/{files}", rounds,
+                          min_round_ms, op],
+                         check=True, capture_output=True, text=True)
+    out = subprocess.run(["perf", "report", "-i", data, "--stdio", "-q", "--sort", "sym",
+                          "--no-children", "-F", "sample,sym"],
+                         check=True, capture_output=True, text=True).stdout
+    # Its figure under perf (the sampling's own cost included) is what the
+    # samples share out: a function's share of them times this.
+    result = json.loads(rec.stdout)
+    by_symbol = {}
+    for line in out.splitlines():
+        count, _, sym = line.strip().partition(" ")
+        if count.isdigit():
+            by_symbol[sym.strip()] = by_symbol.get(sym.strip(), 0) + int(count)
+    result.update(period_ns=PERF_PERIOD_NS, samples=sum(by_symbol.values()),
+                  by_symbol=by_symbol)
+    return result
+
+
 def main():
     ap = argparse.ArgumentParser(description="A/B micro-benchmark")
     add_case_argument(ap)
@@ -78,10 +116,11 @@ def main():
         c.drop_caches()
         subprocess.run(f"cat {MNT}/tagged-a/* >/dev/null", shell=True, check=True)
         for files in ("untagged", "tagged-b"):
-            out = subprocess.run([f"{c.SRC}/bench/micro", files, f"{MNT}/{files}", rounds,
-                                  min_round_ms],
-                                 check=True, capture_output=True, text=True).stdout
-            result["ops"] += [json.loads(line) for line in out.splitlines()]
+            if label == "profile":
+                result["ops"] += [profile(files, op, rounds, min_round_ms)
+                                  for op in PROFILE_OPS]
+            else:
+                result["ops"] += micro(files, rounds, min_round_ms)
         result["pcdedup"] = c.pcdedup_status()
     except Exception as e:
         result["error"] = f"{type(e).__name__}: {e}"

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 54
+plan 55
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -197,6 +197,18 @@ for label, (kernel, verify, oc, st) in ab.items():
                   accel="icount", params={"label": label}),
              {"case": f"micro-{label}-boot{b}", "label": label, "guest": guest,
               "error": None, "ops": ops})
+# The profile (whole series): per op untagged 1000 ns, samples a 60, b 40;
+# tagged-b 1500 ns, a 50, b 30, pcdedup_x 20 (of 100): per op untagged a
+# 600, b 400; tagged-b a 750, b 450, pcdedup_x 300.
+prof = [{"files": f, "op": op, "ns_per_op": ns, "period_ns": 20000, "samples": 100,
+         "by_symbol": by} for op in ("open_close", "read")
+        for f, ns, by in (("untagged", 1000, {"[k] a": 60, "[k] b": 40}),
+                          ("tagged-b", 1500, {"[k] a": 50, "[k] b": 30,
+                                              "[k] pcdedup_x": 20}))]
+save(Case("micro-profile", "micro", "", "full", None, "patched", accel="icount",
+          params={"label": "profile"}),
+     {"case": "micro-profile", "label": "profile", "guest": guest, "error": None,
+      "ops": prof})
 with open(os.path.join(raw, "config.json"), "w") as f:
     json.dump({"quick": True, "accel": "tcg", "host_cpus": 2}, f)
 host = {"loadavg_before": [1.5, 1.0, 0.5], "loadavg_after": [2.25, 1.2, 0.6],
@@ -481,6 +493,14 @@ expect_eq report-read-split "1104|1090to1118|2
 105|100to110|2
 1514|1500to1528|2
 -5|-10to0|2" "$(split 'open+close |'; split 'the share file:'; split 'the reads through it'; split 'open+read+close (read)'; split 'read less the three')"
+# The profile: the largest differences first, then the rest and the total.
+expect_eq report-profile "[k]pcdedup_x|0|300|300
+[k]a|600|750|150
+[k]b|400|450|50
+theother0functions|0|0|0
+total(theopunderperf)|1000|1500|500" \
+	"$(awk '/^\| read: function /{on=1; getline; next} on && /^\|/{print} on && !/^\|/{exit}' "$md" |
+		cut -d'|' -f2-5 | tr -d ' ')"
 # fio: median over boots and its spread; a 4 ms clock gives no percentiles;
 # a 2 us clock gives p50 250.0 and no p99 of 1.5 us (below 10 steps).
 expect_eq report-fio-median-spread "102.5|97.7-107.4|2" \
