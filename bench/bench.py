@@ -311,6 +311,15 @@ def named(name, patterns):
                for p in patterns.split(","))
 
 
+def merge_statuses(earlier, ran):
+    """The statuses of a resumed run: EARLIER's, in their order, each
+    replaced by the one of the same case in RAN (this run's), then RAN's
+    new cases. A run that selected cases (--only) keeps the others': the
+    report's run times, host load and density job time come from them."""
+    ran = {s["case"]: s for s in ran}
+    return [ran.pop(s["case"], s) for s in earlier] + list(ran.values())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -394,6 +403,8 @@ def main():
             statuses.append(vm(case, script, raw, disks=["micro:1G"]))
     if os.path.exists(os.path.join(BUILD, "case.img")):
         os.remove(os.path.join(BUILD, "case.img"))
+    if earlier:
+        statuses = merge_statuses(earlier["cases"], statuses)
     with open(os.path.join(raw, "status.json"), "w") as f:
         this_run = round(time.monotonic() - t_start)
         json.dump({"cases": statuses,

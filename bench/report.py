@@ -1097,6 +1097,16 @@ def perf_section(micro, unit, md):
                          (f"tagged-b {unit}", 0), ("tagged-b more", 0)], rows) + [""]
 
 
+def status_notes(status):
+    """{note: how many cases carry it} of the cases' statuses (a status
+    rebuilt after the fact says how)."""
+    notes = {}
+    for x in status.get("cases", []):
+        if x.get("note"):
+            notes[x["note"]] = notes.get(x["note"], 0) + 1
+    return notes
+
+
 def change_text(f):
     """+0.53% [+0.41, +0.66] (a change figure with its bracket)."""
     if f.value is None:
@@ -1468,6 +1478,7 @@ def main():
            + "".join(f"; {x['case']} run again (its first run: {x['replaces'].get('seconds')} s, "
                      f"status {x['replaces'].get('rc')})"
                      for x in status.get("cases", []) if x.get("replaces"))
+           + "".join(f"; {n} case(s): {note}" for note, n in status_notes(status).items())
            + ".", ""]
     md += ["Container image: an OCI image built locally (no registry) from the host's "
            "python3.11 and its standard library (without test, idlelib, tkinter, ...), "

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 55
+plan 57
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -215,7 +215,8 @@ host = {"loadavg_before": [1.5, 1.0, 0.5], "loadavg_after": [2.25, 1.2, 0.6],
         "cpu_busy": 0.95, "cpus": 2}
 with open(os.path.join(raw, "status.json"), "w") as f:
     json.dump({"cases": [{"case": "density-thin-off", "rc": 0, "seconds": 10, "tail": [],
-                          "host": host, "replaces": {"rc": 0, "seconds": 58.3}},
+                          "host": host, "replaces": {"rc": 0, "seconds": 58.3},
+                          "note": "status rebuilt"},
                          {"case": "density-distinct-default", "rc": 1, "seconds": 5,
                           "tail": ["boom"]}], "total_seconds": 15, "runs_seconds": [15]}, f)
 EOF_PY
@@ -296,7 +297,8 @@ expect_eq report-density-missing-is-na "n/a|n/a" \
 check report-density-memory-per-case grep -qF 'Guest memory 512M (256M: shared-off-hot, thin-default-hot), ' "$md"
 # A case run again (bench.py --resume --rerun) says so, with its first
 # run; the density job's time is that of the runs kept.
-check report-rerun-said grep -qF 'density-thin-off run again (its first run: 58.3 s, status 0).' "$md"
+check report-status-note grep -qF "; 1 case(s): status rebuilt." "$md"
+check report-rerun-said grep -qF 'density-thin-off run again (its first run: 58.3 s, status 0); ' "$md"
 check report-density-job-time grep -qx 'The density job took 15 s in all, boots included.' "$md"
 check report-density-sample-fail grep -q '^| thin-default | 8 | FAIL | 256.0 | 100 | 64.0 | 1.00 | 30.00 |' "$md"
 expect_eq report-density-pace "7.0|4|6|read at 30% of their pace at N=6 (two windows)" \
@@ -431,6 +433,17 @@ EOF_PY
 }
 expect_eq bench-density-plan "full: samples end at N: yes; within budget: yes; first case's budget 1500 s of 1500
 quick: samples end at N: yes; within budget: yes; first case's budget 420 s of 420" "$(bench_density)"
+# A resumed run that selected one case keeps the others' statuses, in
+# their order, the one it ran in its place, a new one last.
+expect_eq bench-resume-keeps-statuses "a:0 b:1 c:0 d:0" "$(python3 - <<'EOF_PY'
+import sys
+sys.path.insert(0, "bench")
+import bench
+m = bench.merge_statuses([{"case": "a", "rc": 0}, {"case": "b", "rc": 0}, {"case": "c", "rc": 0}],
+                         [{"case": "b", "rc": 1}, {"case": "d", "rc": 0}])
+print(" ".join(f"{s['case']}:{s['rc']}" for s in m))
+EOF_PY
+)"
 target() { grep -F "| $1 |" "$md" | cut -d'|' -f4,5 | sed 's/^ *//; s/ *| */|/; s/ *$//'; }
 expect_eq report-target-missing-is-na "n/a|n/a (not measured)" \
 	"$(target 'density, distinct: containers that fit with pcdedup vs without')"
