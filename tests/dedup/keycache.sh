@@ -12,10 +12,14 @@
 # as it is now (no share; B's share; a private open; the new domain's share),
 # not the one kept. Against a cache that is never invalidated, the cases
 # of removal, another key, the new secret, the domain and the race fail.
+# After the trust mode changed, a kept key still serves opens, and they join
+# the share of the new mode that an open which read the key joined (the
+# share kept with the key is the old mode's). The share kept with a key
+# stays while the member inode is cached, and goes once it is evicted.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-plan 14
+plan 18
 for t in mkfs.xfs getfattr setfattr python3; do
 	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
 done
@@ -145,6 +149,47 @@ kill $h2
 wait $h2 2>/dev/null || true
 release
 setfattr -x trusted.pcdedup.domain $A
+
+# --- the trust mode changes: the kept key (its share's hash included) is
+# used, and finds the one share of the new mode that a read key found ---
+open_once $A/f >/dev/null
+echo trust >"$sysfs/verify"
+cp $w/a $B/twin2
+retag $B/twin2
+hold $B/twin2
+expect_eq trust-mode-uses-kept-key "cached shared" "$(open_once $A/f)"
+python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+time.sleep(600)' $A/f &
+h2=$!
+sleep 1
+expect_eq trust-mode-one-share "2" "$(awk -v d="sha256:$dA" '$1 == d && $4 > m {m = $4} END {print m + 0}' /sys/kernel/debug/pcdedup/shares)"
+kill $h2
+wait $h2 2>/dev/null || true
+release
+echo full >"$sysfs/verify"
+
+# --- the share kept with a key lives as long as the member inode: reclaim
+# does not free it while the member is cached (held by an O_PATH fd, which
+# pcdedup does not serve), and frees it once the member is evicted ---
+mkfile $w/c $((64 << 10))
+cp $w/c $A/solo
+retag $A/solo
+dC=$(mkkey --digest $w/c)
+open_once $A/solo >/dev/null
+python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_PATH)
+open(sys.argv[2], "w").close()
+time.sleep(600)' $A/solo $w/pinned &
+pin=$!
+for _ in $(seq 100); do [ -e $w/pinned ] && break; sleep 0.1; done
+echo 3 >/proc/sys/vm/drop_caches
+expect_eq kept-share-lives-with-member 1 "$(shares_of "$dC")"
+kill $pin
+wait $pin 2>/dev/null || true
+echo 3 >/proc/sys/vm/drop_caches
+echo 3 >/proc/sys/vm/drop_caches
+expect_eq kept-share-goes-with-member 0 "$(shares_of "$dC")"
 
 # --- opens racing removals: once a removal succeeded, no later open is
 # shared ---
