@@ -402,20 +402,36 @@ GAPS = (("density-thin-default", "density-shared-off"),
         ("density-distinct-default", "density-distinct-off"))
 
 
-def memory_section(results, dens, md):
-    """Per container, at each case's N reached: the kernel's memory by
-    /proc/meminfo field, the containers' own charge, object counts, slab
-    caches (slabinfo when the kernel has it), and what one container adds,
-    traced by allocation site."""
-    cols, at = [], {}
+def mem_per_container(dens):
+    """The density cases measured at their N reached: (their names, {name:
+    (case, result, that sample)}, {name: {MEM_ROWS and OBJ_ROWS label: the
+    growth since before the first container, per container}})."""
+    cols, at, per = [], {}, {}
     for name, (case, d) in dens.items():
         if not d or not d.get("before"):
             continue
         last = density_state(case, d)[0]
         s = next((x for x in d["samples"] if x["n"] == last and x.get("mem")), None)
-        if s:
-            cols.append(name)
-            at[name] = (case, d, s)
+        if not s:
+            continue
+        cols.append(name)
+        at[name] = (case, d, s)
+        D = mem_delta(d["before"]["meminfo"], s["mem"]["meminfo"])
+        per[name] = {label: (None if f(D, s.get("memcg")) is None
+                             else f(D, s.get("memcg")) / 1024 / s["n"])
+                     for label, f in MEM_ROWS}
+        for label, key in OBJ_ROWS:
+            per[name][label] = (s["mem"]["objects"][key] -
+                                d["before"]["objects"][key]) / s["n"]
+    return cols, at, per
+
+
+def memory_section(results, dens, md):
+    """Per container, at each case's N reached: the kernel's memory by
+    /proc/meminfo field, the containers' own charge, object counts, slab
+    caches (slabinfo when the kernel has it), and what one container adds,
+    traced by allocation site."""
+    cols, at, per = mem_per_container(dens)
     if not cols:
         return
     gaps = [(on, ref) for on, ref in GAPS if on in at and ref in at]
@@ -433,15 +449,6 @@ def memory_section(results, dens, md):
            "per container.", ""]
     heads = [f"{short(n)} (N={at[n][2]['n']})" for n in cols] + \
         [f"{short(a)} - {short(b)}" for a, b in gaps]
-    per = {}
-    for n in cols:
-        case, d, s = at[n]
-        D = mem_delta(d["before"]["meminfo"], s["mem"]["meminfo"])
-        per[n] = {label: (None if f(D, s.get("memcg")) is None
-                          else f(D, s.get("memcg")) / 1024 / s["n"])
-                  for label, f in MEM_ROWS}
-        for label, key in OBJ_ROWS:
-            per[n][label] = (s["mem"]["objects"][key] - d["before"]["objects"][key]) / s["n"]
     rows, csvrows = [], []
     objs = [r[0] for r in OBJ_ROWS]
     for label in [r[0] for r in MEM_ROWS] + objs:
@@ -959,6 +966,21 @@ def hash_fractions(fio, engine):
     return out
 
 
+def hash_ceiling(case, d, alls, engine):
+    """What hashing allows once the read's own work is paid: the guest CPU
+    time per MiB of the same cold ENGINE seq run without hashing (its
+    verify=trust run: the same fills, unhashed; else pcdedup off), busy
+    fraction over MiB/s, plus a MiB hashed on all CPUs, 1 / alls. Returns
+    (that own cost in CPU ms per MiB, over all CPUs; the ceiling in MiB/s;
+    the mode it came from), or None."""
+    for mode in ("trust", "off"):
+        r = next((r for r, _ in fio_runs([(case, d)], mode, "cold", engine, "seq")), None)
+        if r and r.get("cpu") and r["bw_kib_s"] and alls:
+            own = r["cpu"]["busy"] / (r["bw_kib_s"] / 1024)
+            return own * 1000, 1 / (own + 1 / alls), mode
+    return None
+
+
 def hash_section(fio, md):
     hb = hash_boots(fio)
     if not hb:
@@ -977,7 +999,13 @@ def hash_section(fio, md):
            "4 KiB blocks hash one padding block per 64 data blocks and one tree block per "
            "128: about 2.3% more work per byte than these streaming sends. `guest CPU "
            "busy %` and `iowait %`: both guest CPUs over the run (/proc/stat): what the "
-           "fills left of the CPUs that hashing could have used.", ""]
+           "fills left of the CPUs that hashing could have used. A read costs CPU "
+           "besides its hashing: `own CPU ms/MiB` is the guest CPU time per MiB of the "
+           "same run without hashing (the boot's verify=trust run: the same fills, "
+           "unhashed), the busy fraction of all CPUs over its MiB/s; `ceiling MiB/s` what "
+           "all CPUs allow for that work plus the hashing, 1 / (own + 1 / all-CPU rate); "
+           "`filled / ceiling` how much of it the fills used: what is left is CPU time "
+           "the fills did not use (compare `guest CPU busy %`).", ""]
     rows = []
     for case, d, one, alls, err in hb:
         for engine in ("psync", "mmap"):
@@ -985,16 +1013,20 @@ def hash_section(fio, md):
                      None)
             filled = None if r is None or r.get("fill_kib") is None else \
                 r["fill_kib"] / 1024 / run_seconds(r)
+            ceil = hash_ceiling(case, d, alls, engine)
             rows.append([case.name, f"cold {engine} seq", one, alls,
                          r and r["bw_kib_s"] / 1024, filled,
                          filled / alls if filled is not None and alls else None,
+                         ceil and ceil[0], ceil and ceil[1],
+                         filled / ceil[1] if filled is not None and ceil else None,
                          r and r.get("cpu") and r["cpu"]["busy"] * 100,
                          r and r.get("cpu") and r["cpu"]["iowait"] * 100,
                          err or "none"])
     md += table([("boot", None), ("run", None), ("SHA-256 1 CPU MiB/s", 1),
                  ("SHA-256 all CPUs MiB/s", 1), ("read MiB/s", 1), ("filled MiB/s", 1),
-                 ("hashed / all-CPU rate", 2), ("guest CPU busy %", 0), ("iowait %", 0),
-                 ("hash rate error", None)], rows)
+                 ("hashed / all-CPU rate", 2), ("own CPU ms/MiB", 2),
+                 ("ceiling MiB/s", 1), ("filled / ceiling", 2), ("guest CPU busy %", 0),
+                 ("iowait %", 0), ("hash rate error", None)], rows)
 
 
 # ---- micro -------------------------------------------------------------------
@@ -1393,13 +1425,139 @@ def fio_figures(fio):
 
 def targets(cont, dens, fio, micro):
     """(target, want, measured, verdict): one row for every row of
-    bench/targets.csv, n/a where its figure is missing."""
+    bench/targets.csv, n/a where its figure is missing; and {id: verdict}."""
     figs = {}
     figs.update(density_figures(dens))
     figs.update(containers_figures(cont, dens))
     figs.update(micro_figures(micro))
     figs.update(fio_figures(fio))
-    return [target_row(t, figs.get(t["id"])) for t in load_targets()]
+    rows = [(t["id"], target_row(t, figs.get(t["id"]))) for t in load_targets()]
+    return [r for _, r in rows], {i: r[3] for i, r in rows}
+
+
+def short_of(verdict):
+    """Whether a verdict leaves its target open: missed or inconclusive."""
+    return verdict.startswith(("**missed**", "inconclusive"))
+
+
+DENSITY_GAPS = (("density/thin/on-vs-shared", "density-thin-default", "density-shared-off"),
+                ("density/distinct/on-vs-shared", "density-distinct-default",
+                 "density-shared-off"),
+                ("density/thin-hot/on-vs-shared", "density-thin-default-hot",
+                 "density-shared-off-hot"))
+MEM_PARTS = ("anonymous (AnonPages)", "page cache (Cached - Shmem)", "tmpfs (Shmem)",
+             "slab (Slab)", "kernel stacks (KernelStack)", "page tables (PageTables)",
+             "percpu (Percpu)", "vmalloc (VmallocUsed)", "block device cache (Buffers)",
+             "other kernel (in no field above)")
+USED = "total used (MemTotal - MemFree)"
+
+
+def density_reasons(verdicts, dens):
+    """A missed density target against the shared lower, from the memory per
+    container at each N reached: the shared lower's N times what a container
+    of the other case uses more, in containers of that case."""
+    out = []
+    _, at, per = mem_per_container(dens)
+    for tid, on, ref in DENSITY_GAPS:
+        if not short_of(verdicts.get(tid, "")) or on not in per or ref not in per:
+            continue
+        a, b = per[on], per[ref]
+        na, nb = at[on][2]["n"], at[ref][2]["n"]
+        more = a[USED] - b[USED]
+        parts = sorted(((a[k] - b[k], k) for k in MEM_PARTS), reverse=True)
+        lost = nb * more / a[USED]
+        out.append(
+            f"`{tid}`: a container of {short(on)} uses {a[USED]:.2f} MiB at N={na}, "
+            f"{more:.2f} MiB more than one of {short(ref)} ({b[USED]:.2f} MiB at N={nb}): "
+            + ", ".join(f"{k.split(' (')[0]} {v:+.2f}" for v, k in parts if abs(v) >= 0.05)
+            + f". At N={nb} that is {nb * more:.0f} MiB, what {lost:.1f} containers of "
+            f"{short(on)} use: {nb} - {lost:.1f} = {nb - lost:.1f} would fit, "
+            f"{na} did (Per-container memory; who allocated it: the traced container).")
+    return out
+
+
+def micro_reasons(verdicts, micro):
+    """A missed tagged-vs-untagged read: its parts (READ_SPLIT), and what it
+    would be without the share file an open sets up."""
+    if not short_of(verdicts.get("ab/tagged-vs-untagged/read", "")):
+        return []
+    split = dict(read_split(micro))
+    per, _ = micro_per(micro)
+    untagged = per.get(("on", "untagged", "read"))
+    parts = [(row, statistics.median(v)) for row, v in split.items() if v]
+    if not untagged or len(parts) < 4:
+        return []
+    u = statistics.median(untagged)
+    total = next(v for row, v in parts if row.startswith("open+read+close"))
+    share = next(v for row, v in parts if row.startswith("the share file"))
+    named = "; ".join(f"{row.split(' (')[0].split(':')[0]} {v:.0f}" for row, v in parts[:3])
+    return [f"`ab/tagged-vs-untagged/read`: a tagged open+read+close costs {total:.0f} "
+            f"instructions more than an untagged one ({u:.0f}): {named}. Without the "
+            f"share file an open's first read sets up it would be "
+            f"{(u + total - share) / u:.2f}x (A/B kernels: where a tagged read's extra "
+            "cost goes; by function: micro-profile)."]
+
+
+def fio_reasons(verdicts, fio):
+    """Missed verify=full cold targets: the hashing limit. Against pcdedup
+    off, the guest's SHA-256 rate on all CPUs over off's MiB/s bounds the
+    ratio before any other cost; against that rate, the read's own work and
+    CPU time the fills left unused."""
+    out = []
+    hb = hash_boots(fio)
+    for engine in ("psync", "mmap"):
+        bound, ceil, busy = [], [], []
+        for case, d, _, alls, _ in hb:
+            off = next((r for r, _ in fio_runs([(case, d)], "off", "cold", engine, "seq")),
+                       None)
+            full = next((r for r, _ in fio_runs([(case, d)], "full", "cold", engine, "seq")),
+                        None)
+            c = hash_ceiling(case, d, alls, engine)
+            if off and off["bw_kib_s"] and alls:
+                bound.append(alls / (off["bw_kib_s"] / 1024))
+            if full and full.get("fill_kib") is not None and c:
+                ceil.append(full["fill_kib"] / 1024 / run_seconds(full) / c[1])
+            if full and full.get("cpu"):
+                busy.append(full["cpu"]["busy"] * 100)
+        tid = f"fio/cold/{engine}/seq/full-vs-off"
+        if short_of(verdicts.get(tid, "")) and bound:
+            out.append(f"`{tid}`: hashing alone bounds it: the guest's SHA-256 rate on all "
+                       f"CPUs is {statistics.median(bound):.2f}x of what pcdedup off reads "
+                       f"cold ({engine} seq, median over boots; The hashing limit).")
+        tid = f"fio/cold/{engine}/rand4k-10pct/full-vs-off"
+        amp = {mode: [r["disk_read_kib"] / (r["bw_kib_s"] * run_seconds(r))
+                      for r, _ in fio_runs(list(fio.values()), mode, "cold", engine,
+                                           "rand4k-10pct") if r["bw_kib_s"]]
+               for mode in ("full", "off")}
+        if short_of(verdicts.get(tid, "")) and amp["full"] and amp["off"]:
+            out.append(f"`{tid}`: a 4 KiB miss through a share fills and hashes its whole "
+                       f"granule: verify=full read {statistics.median(amp['full']):.1f} MiB "
+                       "from disk per MiB the readers got, pcdedup off "
+                       f"{statistics.median(amp['off']):.1f} ({engine}, medians over boots; "
+                       "fio).")
+        tid = f"hash/cold/{engine}/seq"
+        if short_of(verdicts.get(tid, "")) and ceil and busy:
+            used = statistics.median(ceil)
+            out.append(f"`{tid}`: with the read's own work paid, the fills used "
+                       f"{used:.2f}x ({min(ceil):.2f}-{max(ceil):.2f}) of what all CPUs "
+                       "allow; the guest CPUs were busy "
+                       f"{statistics.median(busy):.0f}% of the run"
+                       + (": the rest is CPU time no fill was ready to use" if used < 1 else
+                          ": the unhashed run's cost per MiB overstates the read's own")
+                       + " (The hashing limit).")
+    return out
+
+
+def why_missed(verdicts, dens, fio, micro):
+    """Bullets: what this run's own figures say a missed target misses by."""
+    lines = density_reasons(verdicts, dens) + micro_reasons(verdicts, micro) + \
+        fio_reasons(verdicts, fio)
+    if not lines:
+        return []
+    return ["### What the missed targets miss by", "",
+            "Targets above that are missed or inconclusive, with what this run's own "
+            "figures say the rest goes to (from the section named).", ""] + \
+        [f"- {x}" for x in lines] + [""]
 
 
 def host_load(status):
@@ -1497,7 +1655,7 @@ def main():
     fio_section(results, fio, body)
     hash_section(fio, body)
     micro_section(micro, tags, body)
-    rows = targets(cont, dens, fio, micro)
+    rows, verdicts = targets(cont, dens, fio, micro)
     summary = table([("target", None), ("want", None), ("measured", None),
                      ("verdict", None)], rows)
     st = {s["case"]: s for s in status["cases"]}
@@ -1520,7 +1678,8 @@ def main():
     for s in status["cases"]:
         if s["rc"]:
             cases_md += [f"`{s['case']}` failed; last lines:", "", "```", *s["tail"], "```", ""]
-    md += head + ["## Targets", ""] + targets_intro() + summary + start_notes(cont) + body
+    md += head + ["## Targets", ""] + targets_intro() + summary + \
+        why_missed(verdicts, dens, fio, micro) + start_notes(cont) + body
     md += cases_md
     with open(os.path.join(results, "report.md"), "w") as f:
         f.write("\n".join(md).rstrip() + "\n")
