@@ -1,6 +1,6 @@
 #!/bin/bash
 # vm: --disk aa:1G --mem 1G --append lsm=apparmor
-# timeout: 300
+# timeout: 600
 # AppArmor decides about a tagged file what it decides about the same file
 # untagged. Two byte-identical files on one XFS, t (tagged: opens are served
 # from a share, the mappings' vm_file a backing file on it) and u (untagged),
