@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 62
+plan 63
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -574,6 +574,30 @@ print(rows[0].replace(" ", "") if rows else "none")
 EOF_PY
 }
 expect_eq report-start-reads-outside-shares "|containers-thin-full-patched|2|2.00|20.0|4.0|8.00|" "$(start_note)"
+
+# An open start target says what each start reads outside the shares against
+# the shared lower's (4 MiB over 2 containers: 2 MiB); a met one says nothing.
+start_why() {
+	python3 - "$repo/bench" <<'EOF_PY'
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
+import report
+from case import Case
+def case(scen, verify, read_kb):
+    c = Case(f"containers-{scen}-{verify}-patched", "containers", scen, verify, None,
+             "patched", n=2)
+    return c.name, (c, {"start_s": [1.0, 1.0], "samples": [
+        {"n": 2, "disk_read_kb": read_kb, "pcdedup": {"vmstat": {"pcdedup_fill": 1024}}}]})
+cont = dict([case("thin", "full", 20480), case("shared", "off", 4096 + 4096),
+             case("distinct", "full", 8192)])
+v = {"containers/thin/full/start-vs-shared": "**missed** (0.26x over)",
+     "containers/distinct/full/start-vs-shared": "**met** (0.01x to spare)"}
+for line in report.start_reasons(v, cont):
+    print(line.split(": ", 1)[1].split(" (")[0])
+EOF_PY
+}
+expect_eq report-why-start "each start of containers-thin-full-patched read 8.00 MiB from disk outside the shares" \
+	"$(start_why)"
 
 # No verdict without a spread: one boot each gives the figure and n/a; a
 # kernel without AF_ALG hashing gives n/a and says why.
