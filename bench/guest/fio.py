@@ -3,7 +3,8 @@
 Usage: fio.py --case CASE.json --out NAME.json  (case.n readers; case.params:
 modes (pcdedup off | full | trust, all in this boot, each run of every mode
 in this order, one right after the other; default [case.verify]), ramp_s,
-runtime_s, cold_free_mib, cold_pressure, hash_s)
+runtime_s, cold_free_mib, cold_pressure, hash_s; only: the "phase/pattern"
+runs to do, all when absent)
 Every run is time_based: ramp_s of ramp (not counted), then runtime_s
 measured, all N jobs at once, for each engine (psync, mmap) and:
   cold   reader I reads file fI of its snapshot (no two readers read the
@@ -214,7 +215,7 @@ def main():
     file_mb = os.path.getsize("/mnt/snap1/data/f1") >> 20
     free_kib = case.params.get("cold_free_mib", 48) * 1024
     pressure = case.params.get("cold_pressure", "mlock")
-    only = case.params.get("only")  # development: "phase/pattern" runs only
+    only = case.params.get("only")
     hash_s = case.params.get("hash_s", 3)
     result = {"case": case.name, "guest": c.guest_info(), "n": n, "file_mib": file_mb,
               "ramp_s": ramp_s, "runtime_s": runtime_s, "cold_free_kib": free_kib,

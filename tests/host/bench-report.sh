@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 63
+plan 65
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -167,6 +167,19 @@ for b in (1, 2):
           "hashrate": [{"one_cpu_mib_s": 41.0, "all_cpus_mib_s": 80.0, "error": None},
                        {"one_cpu_mib_s": 39.0, "all_cpus_mib_s": 80.0, "error": None}],
           "runs": runs})
+# The control: cold seq again on one guest CPU (SHA-256 at 40 MiB/s), out of
+# the targets. trust 40 MiB/s at 50% busy: 12.5 ms/MiB of its own; the
+# ceiling 1 / (0.0125 + 1 / 40) = 26.7 MiB/s; full fills 24 MiB/s: 0.90x.
+save(Case("fio-thin-1cpu", "fio", "thin", "default", n=4, cpus=1,
+          params={"modes": ["off", "full", "trust"], "only": ["cold/seq"],
+                  "control": "one guest CPU"}),
+     {"case": "fio-thin-1cpu", "guest": guest, "n": 4, "file_mib": 16, "ramp_s": 2,
+      "runtime_s": 10, "cold_free_kib": 49152, "error": None,
+      "modes": ["off", "full", "trust"],
+      "hashrate": [{"one_cpu_mib_s": 40.0, "all_cpus_mib_s": 40.0, "error": None}],
+      "runs": [run("off", "cold", "seq", 300000),
+               run("full", "cold", "seq", 20000, fill=24 * 1024 * 12),
+               run("trust", "cold", "seq", 40960, fill=40960 * 12)]})
 # A/B micro, 3 arms x 2 boots (icount). untagged open_close: stock 1000/1002,
 # security 1003/1005, whole 1010/1012: whole vs stock +1.0% [+0.8, +1.2]
 # (within 2%: met; no increase: missed), whole vs security +0.7% [+0.5,
@@ -515,6 +528,12 @@ expect_eq report-why-hash-ceiling "used 1.21x (1.14-1.28)" \
 	"$(why hash/cold/psync/seq 'used [0-9.]*x ([0-9.-]*)')"
 no_why() { ! grep -qF -- "- \`$1\`:" "$md"; }
 check report-why-not-when-met no_why hash/cold/mmap/seq
+# The one-CPU control: its own row, a line of its own, out of the targets
+# (report-target-hash-limit above would move with it).
+expect_eq report-control-hash-row "40.0|40.0|19.5|24.0|0.60|12.50|26.7|0.90|50|10|none" \
+	"$(grep -m1 '^| fio-thin-1cpu | cold psync seq |' "$md" | cut -d'|' -f4-14 | tr -d ' ')"
+expect_eq report-why-control "they used 0.90x of that CPU's ceiling, the CPU 50% busy" \
+	"$(why hash/cold/psync/seq "they used [0-9.]*x of that CPU's ceiling, the CPU [0-9]*% busy")"
 # A/B: three arms, the changes stock->security and security->whole.
 expect_eq report-ab-three-arms "1001|1004|1011|+0.30%[+0.10,+0.50]|+0.70%[+0.50,+0.90]|2/2/2" \
 	"$(grep -m1 '^| untagged | open_close |' "$md" | cut -d'|' -f4-6,10-12 | tr -d ' ')"
