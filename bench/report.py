@@ -1657,8 +1657,8 @@ def start_reasons(verdicts, cont):
                 name not in other or ref is None:
             continue
         out.append(f"`{tid}`: each start of {name} read {other[name]:.2f} MiB from disk "
-                   f"outside the shares (its own inodes, directories and keys), one on "
-                   f"the shared lower {ref:.2f} MiB (What a container start reads "
+                   f"outside the shares (its own inodes, directories and keys), one on the "
+                   f"shared lower read {ref:.2f} MiB (What a container start reads "
                    "outside the shares).")
     return out
 
