@@ -8,42 +8,21 @@ import glob
 import json
 import os
 import statistics
-import subprocess
 import sys
-from dataclasses import dataclass
-from typing import Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from case import Case, density_pass, memory_tight  # noqa: E402
 from case import density_bracket as density_bracket_rule  # noqa: E402
+from report_base import (NA, Figure, datablock, gnuplot, paired_figure, read_json,  # noqa: E402,F401
+                         table, write_csv)
 
-NA = "n/a"
 # A latency is printed only when it spans at least this many clock steps.
 MIN_CLOCK_STEPS = 10
 
 
 def mib(kb):
     return None if kb is None else kb / 1024
-
-
-def table(cols, rows):
-    """A markdown table. COLS: (header, decimals) with decimals None for text
-    (left-aligned) or an int for numbers (right-aligned, fixed decimals).
-    None, or a missing cell, prints as n/a."""
-    out = ["| " + " | ".join(h for h, _ in cols) + " |",
-           "|" + "|".join("---" if d is None else "---:" for _, d in cols) + "|"]
-    for r in rows:
-        cells = []
-        for (_, d), v in zip(cols, list(r) + [None] * (len(cols) - len(r))):
-            if v is None or v == "":
-                cells.append(NA)
-            elif d is None or isinstance(v, str):
-                cells.append(str(v).replace("|", "\\|"))
-            else:
-                s = f"{v:.{d}f}"
-                cells.append(s[1:] if s.startswith("-") and float(s) == 0 else s)
-        out.append("| " + " | ".join(cells) + " |")
-    return out + [""]
 
 
 def load_cases(raw):
@@ -58,33 +37,6 @@ def load_cases(raw):
                 data = json.load(f)
         out[case.name] = (case, data)
     return out
-
-
-def read_json(path, default=None):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def gnuplot(results, script):
-    p = subprocess.run(["gnuplot"], input=script, text=True, cwd=results,
-                       capture_output=True)
-    if p.returncode:
-        print(f"report: gnuplot failed: {p.stderr.strip()}", file=sys.stderr)
-
-
-def datablock(name, rows):
-    return f"${name} << EOD\n" + "\n".join(" ".join(str(x) for x in r) for r in rows) + \
-        "\nEOD\n"
-
-
-def write_csv(results, name, header, rows):
-    with open(os.path.join(results, name), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
 
 
 # ---- density ---------------------------------------------------------------
@@ -742,18 +694,6 @@ def spread_text(vals, fmt="{:.1f}"):
     return f"{fmt.format(min(vals))}-{fmt.format(max(vals))}"
 
 
-@dataclass
-class Figure:
-    """A target's figure: VALUE (a ratio, or a change in %) with its bracket
-    LO..HI (None: the figure has no spread, so no verdict), NOTE printed
-    after it, WHY: why there is no figure or no bracket."""
-    value: Optional[float] = None
-    lo: Optional[float] = None
-    hi: Optional[float] = None
-    note: str = ""
-    why: str = ""
-
-
 def ratio_figure(a, b, note=""):
     """The ratio of the medians of A and B (lists over boots), bracketed by
     min(A)/max(B) .. max(A)/min(B): no bracket with fewer than two of each."""
@@ -765,19 +705,6 @@ def ratio_figure(a, b, note=""):
         f.why = f"no spread: {len(a)} and {len(b)} boots"
     else:
         f.lo, f.hi = min(a) / max(b), max(a) / min(b)
-    return f
-
-
-def paired_figure(ratios, note=""):
-    """The median of per-boot ratios, bracketed by their min and max."""
-    r = [x for x in ratios if x is not None]
-    if not r:
-        return Figure(note=note, why="not measured")
-    f = Figure(statistics.median(r), note=note)
-    if len(r) < 2:
-        f.why = "no spread: 1 boot"
-    else:
-        f.lo, f.hi = min(r), max(r)
     return f
 
 
