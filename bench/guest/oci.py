@@ -39,8 +39,29 @@ def build_layout(layout, tag, members, cmd):
             else:
                 tar.add(src, arcname=name, recursive=False)
     layer = buf.getvalue()
-    diff_id = "sha256:" + hashlib.sha256(layer).hexdigest()
-    layer_desc = dict(_blob(layout, layer), mediaType=MEDIA_LAYER)
+    return _finish(layout, tag, _blob(layout, layer),
+                   "sha256:" + hashlib.sha256(layer).hexdigest(), cmd)
+
+
+def layout_from_layer(layout, tag, layer_path, cmd):
+    """An OCI image layout at LAYOUT whose one uncompressed layer is the
+    tarball LAYER_PATH (moved into the layout's blobs)."""
+    h = hashlib.sha256()
+    with open(layer_path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    path = os.path.join(layout, "blobs", "sha256", h.hexdigest())
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    size = os.path.getsize(layer_path)
+    os.replace(layer_path, path)
+    # uncompressed: the layer's digest is its diff_id
+    return _finish(layout, tag, {"digest": f"sha256:{h.hexdigest()}", "size": size},
+                   f"sha256:{h.hexdigest()}", cmd)
+
+
+def _finish(layout, tag, layer_blob, diff_id, cmd):
+    """Config, manifest and index of a one-layer image layout."""
+    layer_desc = dict(layer_blob, mediaType=MEDIA_LAYER)
     config = {"architecture": "amd64", "os": "linux",
               "config": {"Env": ["PATH=/usr/bin:/bin"], "Cmd": cmd, "WorkingDir": "/"},
               "rootfs": {"type": "layers", "diff_ids": [diff_id]}}
@@ -53,7 +74,7 @@ def build_layout(layout, tag, members, cmd):
         json.dump({"imageLayoutVersion": "1.0.0"}, f)
     with open(os.path.join(layout, "index.json"), "w") as f:
         json.dump({"schemaVersion": 2, "manifests": [man_desc]}, f)
-    return {"layer_bytes": len(layer), "manifest": man_desc["digest"]}
+    return {"layer_bytes": layer_blob["size"], "manifest": man_desc["digest"]}
 
 
 def bundle(path, base_config, rootfs, args, cgroup, binds=(), env=()):

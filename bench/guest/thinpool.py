@@ -3,7 +3,8 @@
   thinpool.py setup DISK VG      pool (3G) + 2G XFS (reflink) origin, mounted at /mnt/origin
   thinpool.py snapshots VG N     snap1..snapN of the origin, mounted (nouuid) at /mnt/snapI
   thinpool.py activate VG        activate an existing pool (an image attached again)
-Python callers import setup/snapshots/activate."""
+Python callers import setup/snapshots/activate, and pool/volume for
+volumes of their own."""
 import ctypes
 import os
 import subprocess
@@ -35,16 +36,27 @@ def umount(target):
         raise OSError(err, f"umount {target}: {os.strerror(err)}")
 
 
-def setup(disk, vg):
+def pool(disk, vg, size="3G"):
+    """The volume group VG on DISK and its thin pool of SIZE."""
     dev = os.path.realpath(disk if disk.startswith("/") else f"/dev/disk/by-name/{disk}")
     run("lvm", "pvcreate", "-q", dev)
     run("lvm", "vgcreate", "-q", vg, dev)
-    run("lvm", "lvcreate", "-q", "-L", "3G", "-T", f"{vg}/pool")
+    run("lvm", "lvcreate", "-q", "-L", size, "-T", f"{vg}/pool")
+
+
+def volume(vg, name, size, mnt):
+    """A thin volume NAME of SIZE in VG's pool with a new XFS (reflink),
+    mounted at MNT."""
     # lvcreate warns that the thin volume overcommits the pool: not an error.
-    subprocess.run(["lvm", "lvcreate", "-q", "-V", "2G", "-T", f"{vg}/pool", "-n", "origin"],
+    subprocess.run(["lvm", "lvcreate", "-q", "-V", size, "-T", f"{vg}/pool", "-n", name],
                    check=True, capture_output=True)
-    run("mkfs.xfs", "-q", "-m", "reflink=1", f"/dev/{vg}/origin")
-    mount(f"/dev/{vg}/origin", ORIGIN_MNT, "xfs")
+    run("mkfs.xfs", "-q", "-m", "reflink=1", f"/dev/{vg}/{name}")
+    mount(f"/dev/{vg}/{name}", mnt, "xfs")
+
+
+def setup(disk, vg):
+    pool(disk, vg)
+    volume(vg, "origin", "2G", ORIGIN_MNT)
 
 
 def activate(vg):
