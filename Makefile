@@ -4,7 +4,8 @@
 KERNEL_IMAGE = build/kernel-patched/arch/x86/boot/bzImage
 
 .PHONY: all deps tree kernel kernel-stock kernel-security kernel-debug export-patches \
-	patches-check checkpatch shell tool test-progs test test-debug series-check clean
+	patches-check checkpatch shell tool test-progs test-images test test-debug series-check \
+	clean
 
 all: kernel tool
 
@@ -45,7 +46,12 @@ test-progs: deps
 shell: kernel
 	@vm/run --interactive
 
-test: kernel kernel-stock tool test-progs
+# The tests' small pair of real images (tests/bench/images.sh): Debian
+# minbase, built once from the archive by bench/images.py and cached.
+test-images: deps
+	@bench/images.py --set test
+
+test: kernel kernel-stock tool test-progs test-images
 	@tests/run --kernel $(KERNEL_IMAGE)
 
 test-debug: kernel-debug tool test-progs
@@ -71,7 +77,8 @@ clean:
 	$(MAKE) -s -C dedup clean
 
 # Benchmarks (bench/, see bench/README.md): QUICK=1 for the short matrix
-# (density up to N=6, fio, one A/B round; under 10 min).
+# (one image pair, density up to N=32, fio, one A/B round); SET=images for
+# the version pairs of real images alone (bench/images.py builds them).
 .PHONY: bench
 bench: kernel kernel-stock kernel-security tool
-	@bench/bench.py $(if $(QUICK),--quick)
+	@bench/bench.py $(if $(QUICK),--quick) $(if $(SET),--set $(SET))

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """make bench: boot each benchmark case in QEMU (vm/run), collect raw data in
 bench/results/<kernel>-<date>/raw/, then write report.md with bench/report.py.
-Usage: bench/bench.py [--quick] | --resume RESULTS_DIR
---resume runs again only the cases of RESULTS_DIR that failed, with its mode.
+Usage: bench/bench.py [--quick] [--set all|images] | --resume RESULTS_DIR
+--resume runs again only the cases of RESULTS_DIR that failed, with its mode;
+--set images runs only the cases on real images (bench/images.py).
 Every case is a bench/guest/case.py Case: written as raw/NAME.case.json, read
 by the guest script (--case) and by the report."""
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -18,6 +20,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
 sys.path.insert(0, os.path.join(BENCH, "guest"))
 from case import Case  # noqa: E402
+import images  # noqa: E402
 
 BUILD = os.path.join(REPO, "build/bench")
 KERNELS = {"patched": "build/kernel-patched/arch/x86/boot/bzImage",
@@ -40,7 +43,7 @@ QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
          "fio_n": 4, "fio_modes": ["off", "full"], "fio_boots": 1,
          "micro_boots": 1, "micro_files": 300, "stock_scenarios": [],
          "container_cases": [], "tag": False, "micro_profile": False,
-         "fio_one_cpu": False}
+         "fio_one_cpu": False, "pairs": images.SETS["quick"], "pairs_rounds": 2}
 # FULL: idle containers up to N=50 (a crun start costs about 2-3 s under
 # TCG: 100 per case would not fit the hour). Density: containers are added
 # until a sample fails, in 512 MiB; density_n (distinct lowers: at most
@@ -60,7 +63,8 @@ FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
         "micro_files": 500, "stock_scenarios": ["thin"],
         "container_cases": [("shared", "off"), ("distinct", "off"), ("thin", "off"),
                             ("distinct", "full"), ("thin", "full"), ("thin", "trust")],
-        "tag": True, "micro_profile": True, "fio_one_cpu": True}
+        "tag": True, "micro_profile": True, "fio_one_cpu": True,
+        "pairs": images.SETS["bench"], "pairs_rounds": 3}
 # The report's first figure: how many containers fit in a fixed memory size.
 # Each re-reads its whole image; the density_hot ones ("-hot" cases) only
 # HOT_FRACTION of it, the same files in every container, in density_hot_mem
@@ -205,6 +209,15 @@ def image_copy():
 def make_cases(cfg, accel):
     """Every case of the run, in the order they boot."""
     cases = []
+    # Version pairs of real images (bench/images.py), the report's first
+    # table: one boot per pair, every round reading both versions four
+    # times (thin and overlay, pcdedup off and on), the order turning.
+    for pair in cfg["pairs"]:
+        cases.append(Case(f"pairs-{pair}", "pairs", verify="default", mem="3G",
+                          timeout=2400,
+                          params={"pair": pair, "rounds": cfg["pairs_rounds"],
+                                  "images": os.path.relpath(images.IMAGES, REPO),
+                                  "pool_size": "11G"}))
     dens = [(s, v, None, False) for s, v in DENSITY_CASES] + \
         [(s, v, HOT_FRACTION, False) for s, v in cfg["density_hot"]] + \
         [(s, v, None, True) for s, v in cfg["density_operator"]]
@@ -312,7 +325,31 @@ def density_max_s(cfg, used_s, later):
 
 
 SCRIPTS = {"density": "containers.py", "containers": "containers.py", "fio": "fio.py",
-           "micro": "micro.py", "tag": "micro.py"}
+           "micro": "micro.py", "tag": "micro.py", "pairs": "pairs.py"}
+# --set: the cases of a set, by kind (all: every kind).
+CASE_SETS = {"images": ("pairs",)}
+
+
+def copy_image_lists(pairs, raw):
+    """The images' infos, package lists and file lists (gzipped, the
+    digests cut to 16 hex digits: enough to tell contents apart) into
+    RAW/images: the report's ceiling and package tables are computed from
+    them."""
+    out = os.path.join(raw, "images")
+    os.makedirs(out, exist_ok=True)
+    for pair in pairs:
+        for version in images.VERSIONS:
+            src = images.image_dir(pair, version)
+            name = f"{pair}-{version}"
+            for f in ("info.json", "packages.tsv"):
+                shutil.copy(os.path.join(src, f), os.path.join(out, f"{name}.{f}"))
+            with open(os.path.join(src, "files.tsv")) as fin, \
+                    gzip.open(os.path.join(out, f"{name}.files.tsv.gz"), "wt") as fout:
+                for line in fin:
+                    cols = line.rstrip("\n").split("\t")
+                    if cols[0] != "path":
+                        cols[3] = cols[3][:16]
+                    fout.write("\t".join(cols) + "\n")
 
 
 def named(name, patterns):
@@ -340,6 +377,9 @@ def main():
     ap.add_argument("--density-budget", type=int, metavar="SECONDS",
                     help="the density job's time budget (default: the mode's, 5400 s "
                     "in full); what each case was given is in its results")
+    ap.add_argument("--set", choices=["all"] + sorted(CASE_SETS), default="all",
+                    help="which cases: all (default), or images: the version pairs of "
+                    "real images")
     ap.add_argument("--rerun", metavar="PREFIXES",
                     help="with --resume: run again the cases whose name starts with one of "
                     "these (comma-separated; NAME$: that name exactly), passed or not; "
@@ -379,14 +419,22 @@ def main():
     accel = subprocess.run([os.path.join(REPO, "vm/kvm-probe"), KERNELS["patched"]],
                            check=True, capture_output=True, text=True).stdout.strip()
     cases = make_cases(cfg, accel)
+    if a.set != "all":
+        cases = [c for c in cases if c.kind in CASE_SETS[a.set]]
     if a.only:
         cases = [c for c in cases if named(c.name, a.only)]
+    pairs = [c.params["pair"] for c in cases if c.kind == "pairs"]
+    if pairs:
+        images.ensure(pairs, log=lambda m: progress("images", m))
+        copy_image_lists(pairs, raw)
     if not earlier:
         with open(os.path.join(raw, "config.json"), "w") as f:
             json.dump(dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
                            fio_file_mib=FIO_FILE_MIB), f, indent=1)
     statuses = []
-    st = ensure_image(cfg["versions"], raw) or KEPT.get("image-build")
+    st = None
+    if any(c.kind in ("density", "containers", "fio") for c in cases):
+        st = ensure_image(cfg["versions"], raw) or KEPT.get("image-build")
     if st:
         statuses.append(st)
     have_image = os.path.exists(IMAGE + ".json")
@@ -410,6 +458,8 @@ def main():
             statuses.append(vm(case, script, raw, image=image_copy()))
             if case.kind == "density":
                 density_s += statuses[-1]["seconds"]
+        elif case.kind == "pairs":
+            statuses.append(vm(case, script, raw, disks=["bench:12G"]))
         else:
             statuses.append(vm(case, script, raw, disks=["micro:1G"]))
     if os.path.exists(os.path.join(BUILD, "case.img")):

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gue
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from case import Case, density_pass, memory_tight  # noqa: E402
 from case import density_bracket as density_bracket_rule  # noqa: E402
+import report_pairs  # noqa: E402
 from report_base import (NA, Figure, datablock, gnuplot, paired_figure, read_json,  # noqa: E402,F401
                          table, write_csv)
 
@@ -1372,10 +1373,11 @@ def fio_figures(fio):
     return figs
 
 
-def targets(cont, dens, fio, micro):
+def targets(cont, dens, fio, micro, pairs=None):
     """(target, want, measured, verdict): one row for every row of
     bench/targets.csv, n/a where its figure is missing; and {id: verdict}."""
     figs = {}
+    figs.update(report_pairs.pairs_figures(pairs or {}))
     figs.update(density_figures(dens))
     figs.update(containers_figures(cont, dens))
     figs.update(micro_figures(micro))
@@ -1639,24 +1641,27 @@ def main():
                      for x in status.get("cases", []) if x.get("replaces"))
            + "".join(f"; {n} case(s): {note}" for note, n in status_notes(status).items())
            + ".", ""]
-    md += ["Container image: an OCI image built locally (no registry) from the host's "
-           "python3.11 and its standard library (without test, idlelib, tkinter, ...), "
-           "bash, coreutils and the shared libraries they need: one layer, an OCI image "
-           "layout, unpacked with `umoci unpack` into the XFS origin of an lvm2 thin pool "
-           "and tagged with `pcdedup tag`. Thin cases: a snapshot per container; overlay "
-           "cases: the unpacked rootfs as the shared lower, or reflink copies of it as "
-           "distinct lowers. Every container is started with `crun run` from a bundle "
-           "whose config.json is umoci's, with its root the container's snapshot or "
-           "overlay mount and its own cgroup v2 group (memory controller)."
-           + (f" Image: {image['files']} files, {image['rootfs_kb'] / 1024:.1f} MiB."
-              if image else ""), ""]
+    if dens or cont or fio:
+        md += ["Container image: an OCI image built locally (no registry) from the host's "
+               "python3.11 and its standard library (without test, idlelib, tkinter, ...), "
+               "bash, coreutils and the shared libraries they need: one layer, an OCI image "
+               "layout, unpacked with `umoci unpack` into the XFS origin of an lvm2 thin pool "
+               "and tagged with `pcdedup tag`. Thin cases: a snapshot per container; overlay "
+               "cases: the unpacked rootfs as the shared lower, or reflink copies of it as "
+               "distinct lowers. Every container is started with `crun run` from a bundle "
+               "whose config.json is umoci's, with its root the container's snapshot or "
+               "overlay mount and its own cgroup v2 group (memory controller)."
+               + (f" Image: {image['files']} files, {image['rootfs_kb'] / 1024:.1f} MiB."
+                  if image else ""), ""]
     head, body = [], []
+    pairs = report_pairs.load_pairs(raw, cases)
+    report_pairs.pairs_section(results, pairs, head)
     density_section(results, dens, head, status.get("cases", []))
     containers_section(results, cont or dens, body, from_density=not cont)
     fio_section(results, fio, body)
     hash_section(fio, body, control)
     micro_section(micro, tags, body)
-    rows, verdicts = targets(cont, dens, fio, micro)
+    rows, verdicts = targets(cont, dens, fio, micro, pairs)
     summary = table([("target", None), ("want", None), ("measured", None),
                      ("verdict", None)], rows)
     st = {s["case"]: s for s in status["cases"]}

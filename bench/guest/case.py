@@ -15,7 +15,8 @@ SCENARIOS = {"shared": "overlayfs, one shared lower",
 @dataclass
 class Case:
     name: str
-    kind: str                   # image | containers | density | fio | micro | tag
+    kind: str                   # image | containers | density | fio | micro | tag |
+    #                             pairs
     scenario: str = ""          # shared | distinct | thin ("" for micro, tag)
     verify: str = "off"         # off (pcdedup switched off) | full | trust |
     #                             default (switched on, the kernel's verify)
