@@ -1187,12 +1187,17 @@ def target_row(t, f):
     if f is None or f.value is None:
         why = (f and f.why) or "not measured"
         return (t["target"], want, NA, f"{NA} ({why})")
-    fmt = (lambda x: f"{x:+.2f}%") if pct else (lambda x: f"{x:.2f}x")
+    # A ratio that rounds to the limit but is not it (0.1011 against 0.10)
+    # is printed with the digits that tell them apart.
+    nd = 4 if not pct and any(x is not None and x != float("inf") and x != lim and
+                              round(x, 2) == round(lim, 2)
+                              for x in (f.value, f.lo, f.hi)) else 2
+    fmt = (lambda x: f"{x:+.{nd}f}%") if pct else (lambda x: f"{x:.{nd}f}x")
     measured = fmt(f.value)
     if f.lo is not None:
         measured += f" [{fmt(f.lo)}, {fmt(f.hi)}]" if pct else \
-            f" [{f.lo:.2f}-{f.hi:.2f}x]" if f.hi != float("inf") else \
-            f" [>= {f.lo:.2f}x]" if f.lo > 0 else " [unbounded]"
+            f" [{f.lo:.{nd}f}-{f.hi:.{nd}f}x]" if f.hi != float("inf") else \
+            f" [>= {f.lo:.{nd}f}x]" if f.lo > 0 else " [unbounded]"
     if f.note:
         measured += f" {f.note}"
     if f.lo is None:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Host tests of the real-image pairs: bench/images.py's layer and file
 list, bench.py's copy of the lists into raw/, and bench/report_pairs.py (the
-ceiling, the pairs table first in the report, its targets, its picture).
-Prints KTAP; tests/host/bench-pairs.sh runs it."""
+ceiling, the pairs table first in the report, its targets, its picture),
+and how a target's figure is printed next to its limit. Prints KTAP;
+tests/host/bench-pairs.sh runs it."""
 import gzip
 import io
 import json
@@ -17,6 +18,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path[:0] = [os.path.join(REPO, "bench"), os.path.join(REPO, "bench/guest")]
 import bench  # noqa: E402
 import images  # noqa: E402
+import report as report_md  # noqa: E402
 import report_pairs  # noqa: E402
 from case import Case  # noqa: E402
 
@@ -243,6 +245,15 @@ def copy_image_lists_cuts_digests():
             images.IMAGES = saved
     expect(rows[0] == ("usr/lib/a.so", "f", 5000, "aa" * 8), f"first row {rows[0]}")
     expect(len(rows) == len(OLDER), f"{len(rows)} rows")
+
+
+@test
+def target_row_tells_a_figure_from_its_limit():
+    t = {"target": "disk", "want": "<=", "limit": 0.10, "unit": "x"}
+    got = report_md.target_row(t, report_md.Figure(0.1011, why="one boot: no spread"))[2]
+    expect(got == "0.1011x", f"0.1011 against 0.10 printed as {got!r}")
+    got = report_md.target_row(t, report_md.Figure(0.5, 0.4, 0.6))[2]
+    expect(got == "0.50x [0.40-0.60x]", f"0.5 printed as {got!r}")
 
 
 def main():
