@@ -355,6 +355,18 @@ GAPS = (("density-thin-default", "density-shared-off"),
         ("density-distinct-default", "density-distinct-off"))
 
 
+def _per_container(d, s):
+    """{MEM_ROWS and OBJ_ROWS label: growth since before the first
+    container, per container} at sample S of density result D."""
+    D = mem_delta(d["before"]["meminfo"], s["mem"]["meminfo"])
+    per = {label: (None if f(D, s.get("memcg")) is None
+                   else f(D, s.get("memcg")) / 1024 / s["n"])
+           for label, f in MEM_ROWS}
+    for label, key in OBJ_ROWS:
+        per[label] = (s["mem"]["objects"][key] - d["before"]["objects"][key]) / s["n"]
+    return per
+
+
 def mem_per_container(dens):
     """The density cases measured at their N reached: (their names, {name:
     (case, result, that sample)}, {name: {MEM_ROWS and OBJ_ROWS label: the
@@ -369,14 +381,28 @@ def mem_per_container(dens):
             continue
         cols.append(name)
         at[name] = (case, d, s)
-        D = mem_delta(d["before"]["meminfo"], s["mem"]["meminfo"])
-        per[name] = {label: (None if f(D, s.get("memcg")) is None
-                             else f(D, s.get("memcg")) / 1024 / s["n"])
-                     for label, f in MEM_ROWS}
-        for label, key in OBJ_ROWS:
-            per[name][label] = (s["mem"]["objects"][key] -
-                                d["before"]["objects"][key]) / s["n"]
+        per[name] = _per_container(d, s)
     return cols, at, per
+
+
+def mem_at_equal_n(dens, a, b):
+    """Per container memory of density cases A and B at the largest N both
+    sampled (with memory) and both passed: (N, per A, per B), or None."""
+    if a not in dens or b not in dens or not dens[a][1] or not dens[b][1]:
+        return None
+    sampled = []
+    for name in (a, b):
+        case, d = dens[name]
+        if not d.get("before"):
+            return None
+        last = density_state(case, d)[0]
+        sampled.append({x["n"]: x for x in d["samples"] if x["n"] <= last and x.get("mem")})
+    common = set(sampled[0]) & set(sampled[1])
+    if not common:
+        return None
+    n = max(common)
+    return (n, _per_container(dens[a][1], sampled[0][n]),
+            _per_container(dens[b][1], sampled[1][n]))
 
 
 def memory_section(results, dens, md):
@@ -387,7 +413,10 @@ def memory_section(results, dens, md):
     cols, at, per = mem_per_container(dens)
     if not cols:
         return
-    gaps = [(on, ref) for on, ref in GAPS if on in at and ref in at]
+    # the differences between two cases are taken at the same N
+    eqs = {(on, ref): mem_at_equal_n(dens, on, ref) for on, ref in GAPS
+           if on in at and ref in at}
+    gaps = [g for g, eq in eqs.items() if eq]
     md += ["## Per-container memory: where it goes", "",
            "At each case's N reached: what the kernel's memory grew by from before the "
            "first container (caches dropped, the shared mounts in place, no container "
@@ -399,15 +428,15 @@ def memory_section(results, dens, md):
            "MemTotal - MemFree outside every field above (pages the kernel takes "
            "straight from the page allocator: XFS buffer pages and log buffers, "
            "dm-bufio, ...). The `-` columns are differences between two cases, "
-           "per container.", ""]
+           "per container, at the largest N both sampled.", ""]
     heads = [f"{short(n)} (N={at[n][2]['n']})" for n in cols] + \
-        [f"{short(a)} - {short(b)}" for a, b in gaps]
+        [f"{short(a)} - {short(b)} (both at N={eqs[a, b][0]})" for a, b in gaps]
     rows, csvrows = [], []
     objs = [r[0] for r in OBJ_ROWS]
     for label in [r[0] for r in MEM_ROWS] + objs:
         vals = [per[n][label] for n in cols]
-        vals += [None if per[a][label] is None or per[b][label] is None
-                 else per[a][label] - per[b][label] for a, b in gaps]
+        vals += [None if eqs[g][1][label] is None or eqs[g][2][label] is None
+                 else eqs[g][1][label] - eqs[g][2][label] for g in gaps]
         csvrows.append([label] + vals)
         if label in objs:  # counts: whole numbers
             vals = [None if v is None else f"{v:.0f}".replace("-0", "0") for v in vals]
@@ -419,9 +448,11 @@ def memory_section(results, dens, md):
              "percpu (Percpu)", "vmalloc (VmallocUsed)", "block device cache (Buffers)",
              "other kernel (in no field above)")
     for a, b in gaps:
-        diff = sorted(((per[a][k] - per[b][k], k) for k in parts), reverse=True)
-        used = per[a]["total used (MemTotal - MemFree)"] - per[b]["total used (MemTotal - MemFree)"]
-        md += [f"{short(a)} against {short(b)}: {used:+.2f} MiB used per container; "
+        n, pa, pb = eqs[a, b]
+        diff = sorted(((pa[k] - pb[k], k) for k in parts), reverse=True)
+        used = pa["total used (MemTotal - MemFree)"] - pb["total used (MemTotal - MemFree)"]
+        md += [f"{short(a)} against {short(b)}, both at N={n}: {used:+.2f} MiB used per "
+               "container; "
                + ", ".join(f"{k.split(' (')[0]} {v:+.2f}" for v, k in diff if abs(v) >= 0.05)
                + ".", ""]
     slab_caches(at, cols, md)
@@ -1409,26 +1440,26 @@ USED = "total used (MemTotal - MemFree)"
 
 
 def density_reasons(verdicts, dens):
-    """A missed density target against the shared lower, from the memory per
-    container at each N reached: the shared lower's N times what a container
-    of the other case uses more, in containers of that case."""
+    """A missed density target against the shared lower: what a container
+    of the other case uses more, by /proc/meminfo field, at the largest N
+    both cases sampled (the same N: a per-container figure taken at each
+    case's own limit is usable memory over that limit)."""
     out = []
-    _, at, per = mem_per_container(dens)
     for tid, on, ref in DENSITY_GAPS:
-        if not short_of(verdicts.get(tid, "")) or on not in per or ref not in per:
+        if not short_of(verdicts.get(tid, "")):
             continue
-        a, b = per[on], per[ref]
-        na, nb = at[on][2]["n"], at[ref][2]["n"]
+        eq = mem_at_equal_n(dens, on, ref)
+        if not eq:
+            continue
+        n, a, b = eq
         more = a[USED] - b[USED]
         parts = sorted(((a[k] - b[k], k) for k in MEM_PARTS), reverse=True)
-        lost = nb * more / a[USED]
         out.append(
-            f"`{tid}`: a container of {short(on)} uses {a[USED]:.2f} MiB at N={na}, "
-            f"{more:.2f} MiB more than one of {short(ref)} ({b[USED]:.2f} MiB at N={nb}): "
+            f"`{tid}`: at N={n}, the largest N both sampled, a container of {short(on)} "
+            f"uses {a[USED]:.2f} MiB, {more:.2f} MiB more than one of {short(ref)} "
+            f"({b[USED]:.2f} MiB): "
             + ", ".join(f"{k.split(' (')[0]} {v:+.2f}" for v, k in parts if abs(v) >= 0.05)
-            + f". At N={nb} that is {nb * more:.0f} MiB, what {lost:.1f} containers of "
-            f"{short(on)} use: {nb} - {lost:.1f} = {nb - lost:.1f} would fit, "
-            f"{na} did (Per-container memory; who allocated it: the traced container).")
+            + " (who allocated it: the traced container).")
     return out
 
 
