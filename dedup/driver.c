@@ -92,6 +92,11 @@ static bool driver_walked(void *ctx, const struct walk_entry *e)
 			atomic_fetch_add(&d->small, 1);
 			break;
 		}
+		if (e->st->st_nlink > 1 &&
+		    !inodeset_add(&d->seen, e->st->st_dev, e->st->st_ino)) {
+			atomic_fetch_add(&d->links, 1);
+			break;
+		}
 		progress_found(&d->progress, (uint64_t)e->st->st_size);
 		pool_submit(d->pool, e->path, e->st, small);
 		break;
@@ -121,7 +126,7 @@ static bool driver_walked(void *ctx, const struct walk_entry *e)
 void driver_summary_skipped(struct driver *d, struct summary *s)
 {
 	unsigned long long small = d->small, not_regular = d->not_regular;
-	unsigned long long other_fs = d->other_fs, loops = d->loops;
+	unsigned long long other_fs = d->other_fs, loops = d->loops, links = d->links;
 	char note[256];
 	int n = 0;
 
@@ -132,14 +137,19 @@ void driver_summary_skipped(struct driver *d, struct summary *s)
 		      "%llu not regular files, %llu directories on other filesystems",
 		      not_regular, other_fs);
 	if (loops)
-		snprintf(note + n, sizeof(note) - (size_t)n, ", %llu filesystem loops", loops);
+		n += snprintf(note + n, sizeof(note) - (size_t)n, ", %llu filesystem loops", loops);
+	if (links)
+		snprintf(note + n, sizeof(note) - (size_t)n,
+			 ", %llu more links to files done through another", links);
 	strncat(note, ")", sizeof(note) - strlen(note) - 1);
-	summary_count(s, "skipped", "skipped:", small + not_regular + other_fs + loops, note);
+	summary_count(s, "skipped", "skipped:", small + not_regular + other_fs + loops + links,
+		      note);
 	if (d->cmd->keyable_only)
 		summary_json_count(s, "skipped_small", small);
 	summary_json_count(s, "skipped_not_regular", not_regular);
 	summary_json_count(s, "skipped_other_fs", other_fs);
 	summary_json_count(s, "skipped_loops", loops);
+	summary_json_count(s, "skipped_links", links);
 }
 
 void driver_summary_errors(struct driver *d, struct summary *s, const char *key,
@@ -279,6 +289,7 @@ int driver_main(const struct walk_cmd *cmd, void *ctx, int argc, char **argv)
 		fatal("cannot walk: %s", errstr(errno));
 	progress_walk_done(&d.progress);
 	pool_finish(d.pool);
+	inodeset_clear(&d.seen);
 	progress_end(&d.progress);
 	if (atomic_load(&d.denied)) {
 		status = EXIT_NO_CAP;

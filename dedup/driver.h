@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "cmdline.h"
+#include "inodeset.h"
 #include "pool.h"
 #include "progress.h"
 #include "secret.h"
@@ -62,6 +63,8 @@ struct driver {
 	atomic_ullong problems;	/* every problem reported, errors included */
 	atomic_ullong errors;	/* files that could not be processed */
 	atomic_ullong small, not_regular, other_fs, loops;
+	atomic_ullong links;	/* more paths to a file already handed out */
+	struct inodeset seen;	/* the files with several links handed out */
 	atomic_ullong bytes;	/* bytes hashed */
 
 	pthread_mutex_t lock;	/* for the list below */

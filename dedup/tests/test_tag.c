@@ -940,7 +940,7 @@ static const char verify_json_py[] =
 static const char untag_json_py[] =
 	"assert d == {'command': 'untag', 'dry_run': True, 'removed': 6, 'no_key': 2,\n"
 	"    'skipped': 2, 'skipped_not_regular': 2, 'skipped_other_fs': 0,\n"
-	"    'skipped_loops': 0, 'failed': 0}, d\n";
+	"    'skipped_loops': 0, 'skipped_links': 0, 'failed': 0}, d\n";
 
 /* --json: one JSON object on stdout, nothing else there. */
 static void test_json(void)
@@ -1461,6 +1461,66 @@ static void test_many_files(void)
 	free_result(&r);
 }
 
+/* The number after "KEY": in a one-line JSON summary, or -1. */
+static long long json_count(const char *json, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+/*
+ * A tree where every file has three links (as Debian's images have: perl,
+ * and others): each file is tagged once, through one of its paths, and the
+ * other links are counted, never hashed again. Hashed slowly on 8 workers,
+ * two links of one file worked on at once would see the key set through
+ * the other move the change time: "file changed while hashed".
+ */
+static void test_hard_links(void)
+{
+	const char *const slow[] = { preload_env, "PCDEDUP_TEST_HASH_DELAY_US=20000", NULL };
+	char *dir = make_tmpdir("links");
+	char *paths[24];
+	struct run_result r;
+	int wrong = 0;
+	const int n = 24;
+
+	for (int i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%02d", i);
+		paths[i] = path_join(dir, name);
+		write_pattern(paths[i], 3 * 1024 * 1024 + (uint64_t)i, (unsigned)i + 40);
+		for (int k = 1; k <= 2; k++) {
+			char *other;
+
+			snprintf(name, sizeof(name), "f%02d.link%d", i, k);
+			other = path_join(dir, name);
+			if (link(paths[i], other) != 0) {
+				fail("tag-hard-links-once-each", "link %s: %s", other,
+				     strerror(errno));
+				fail("verify-hard-links-once-each", "no tree");
+				return;
+			}
+			free(other);
+		}
+	}
+	pcd_with(&r, slow, "tag", "-j", "8", "--json", dir);
+	for (int i = 0; i < n; i++)
+		wrong += key_state(paths[i]) != 1;
+	expect("tag-hard-links-once-each", r.status == 0 && json_count(r.out, "tagged") == n &&
+	       json_count(r.out, "skipped_links") == 2 * n && wrong == 0,
+	       "exit %d, %d wrong keys: %s %s", r.status, wrong, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "verify", "-j", "8", dir);
+	expect("verify-hard-links-once-each", r.status == 0 && counter(r.out, "correct:") == n,
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+}
+
 int main(void)
 {
 	char *probe_dir;
@@ -1471,7 +1531,7 @@ int main(void)
 	 * Every case of the tests below; without trusted.* attributes (not
 	 * root) two groups and the five skips below.
 	 */
-	harness_plan(have_xattrs ? 157 : 14);
+	harness_plan(have_xattrs ? 159 : 14);
 	if (!cli_init())
 		return harness_exit();
 	/* These need no trusted.* attributes, or check they cannot be set. */
@@ -1505,5 +1565,6 @@ int main(void)
 	test_the_secret();
 	test_level_above_2();
 	test_many_files();
+	test_hard_links();
 	return harness_exit();
 }
