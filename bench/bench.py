@@ -43,7 +43,8 @@ QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
          "fio_n": 4, "fio_modes": ["off", "full"], "fio_boots": 1,
          "micro_boots": 1, "micro_files": 300, "stock_scenarios": [],
          "container_cases": [], "tag": False, "micro_profile": False,
-         "fio_one_cpu": False, "pairs": images.SETS["quick"], "pairs_rounds": 2}
+         "fio_one_cpu": False, "pairs": images.SETS["quick"], "pairs_rounds": 2,
+         "services": [("redis", "off"), ("redis", "full")]}
 # FULL: idle containers up to N=50 (a crun start costs about 2-3 s under
 # TCG: 100 per case would not fit the hour). Density: containers are added
 # until a sample fails, in 512 MiB; density_n (distinct lowers: at most
@@ -65,7 +66,8 @@ FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
         "container_cases": [("shared", "off"), ("distinct", "off"), ("thin", "off"),
                             ("distinct", "full"), ("thin", "full"), ("thin", "trust")],
         "tag": True, "micro_profile": True, "fio_one_cpu": True,
-        "pairs": images.SETS["bench"], "pairs_rounds": 3}
+        "pairs": images.SETS["bench"], "pairs_rounds": 3,
+        "services": [(s, v) for s in ("redis", "nginx") for v in ("off", "full", "trust")]}
 # The report's first figure: how many containers fit in a fixed memory size.
 # Each re-reads its whole image; the density_hot ones ("-hot" cases) only
 # HOT_FRACTION of it, the same files in every container, in density_hot_mem
@@ -201,9 +203,56 @@ def ensure_image(versions, raw):
     return st
 
 
-def image_copy():
+PAIR_SCRIPTS = ("pairimage.py", "thinpool.py", "common.py")
+
+
+def ensure_pair_image(pair, raw):
+    """The pair's disk (guest/pairimage.py: both versions unpacked and
+    tagged on thin volumes), kept between runs under build/bench/pairs/;
+    built again when its images, its scripts or the tool changed. Returns
+    the build's status, or None when the kept one is used."""
+    h = hashlib.sha256()
+    for f in PAIR_SCRIPTS:
+        with open(os.path.join(BENCH, "guest", f), "rb") as fh:
+            h.update(fh.read())
+    with open(os.path.join(REPO, "dedup/pcdedup"), "rb") as fh:
+        h.update(fh.read())
+    want = {"scripts_sha256": h.hexdigest(),
+            "manifests": [images.load_info(pair, v)["manifest"] for v in images.VERSIONS]}
+    path = pair_image(pair)
+    stamp = path + ".json"
+    try:
+        with open(stamp) as f:
+            if json.load(f) == want:
+                progress(f"pairimage-{pair}", f"reusing {os.path.relpath(path, REPO)}")
+                return None
+    except (OSError, ValueError):
+        pass
+    for f in (path, stamp):
+        if os.path.exists(f):
+            os.remove(f)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(12 << 30)
+    case = Case(f"pairimage-{pair}", "image", verify="off", mem="2G", timeout=2400,
+                params={"pair": pair, "images": os.path.relpath(images.IMAGES, REPO),
+                        "pool_size": "11G"})
+    st = vm(case, ["python3", "bench/guest/pairimage.py"], raw, image=path)
+    if st["rc"] == 0:
+        with open(stamp, "w") as f:
+            json.dump(want, f)
+    else:
+        os.remove(path)
+    return st
+
+
+def pair_image(pair):
+    return os.path.join(BUILD, "pairs", f"{pair}.img")
+
+
+def image_copy(src=IMAGE):
     copy = os.path.join(BUILD, "case.img")
-    subprocess.run(["cp", "--sparse=always", IMAGE, copy], check=True)
+    subprocess.run(["cp", "--sparse=always", src, copy], check=True)
     return copy
 
 
@@ -215,10 +264,13 @@ def make_cases(cfg, accel):
     # times (thin and overlay, pcdedup off and on), the order turning.
     for pair in cfg["pairs"]:
         cases.append(Case(f"pairs-{pair}", "pairs", verify="default", mem="3G",
-                          timeout=2400,
-                          params={"pair": pair, "rounds": cfg["pairs_rounds"],
-                                  "images": os.path.relpath(images.IMAGES, REPO),
-                                  "pool_size": "11G"}))
+                          timeout=2400, params={"pair": pair, "rounds": cfg["pairs_rounds"]}))
+    # Real servers of both versions of an image, three containers of each,
+    # on thin snapshots: memory each and in all, and what each start costs.
+    for pair, verify in cfg["services"]:
+        cases.append(Case(f"services-{pair}-{verify}", "services", "thin", verify, mem="2G",
+                          timeout=1500,
+                          params={"pair": pair, "per_version": 3, "requests": 200}))
     dens = [(s, v, None, False) for s, v in DENSITY_CASES] + \
         [(s, v, HOT_FRACTION, False) for s, v in cfg["density_hot"]] + \
         [(s, v, None, True) for s, v in cfg["density_operator"]]
@@ -326,9 +378,10 @@ def density_max_s(cfg, used_s, later):
 
 
 SCRIPTS = {"density": "containers.py", "containers": "containers.py", "fio": "fio.py",
-           "micro": "micro.py", "tag": "micro.py", "pairs": "pairs.py"}
+           "micro": "micro.py", "tag": "micro.py", "pairs": "pairs.py",
+           "services": "services.py"}
 # --set: the cases of a set, by kind (all: every kind).
-CASE_SETS = {"images": ("pairs",)}
+CASE_SETS = {"images": ("pairs", "services")}
 
 
 def copy_image_lists(pairs, raw):
@@ -424,7 +477,7 @@ def main():
         cases = [c for c in cases if c.kind in CASE_SETS[a.set]]
     if a.only:
         cases = [c for c in cases if named(c.name, a.only)]
-    pairs = [c.params["pair"] for c in cases if c.kind == "pairs"]
+    pairs = sorted({c.params["pair"] for c in cases if c.kind in ("pairs", "services")})
     if pairs:
         images.ensure(pairs, log=lambda m: progress("images", m))
         copy_image_lists(pairs, raw)
@@ -439,6 +492,10 @@ def main():
     if st:
         statuses.append(st)
     have_image = os.path.exists(IMAGE + ".json")
+    for pair in pairs:
+        st = KEPT.get(f"pairimage-{pair}") or ensure_pair_image(pair, raw)
+        if st:
+            statuses.append(st)
     density = [c.name for c in cases if c.kind == "density"]
     density_s = 0.0  # the density job's seconds so far (kept cases too)
     for i, case in enumerate(cases, 1):
@@ -459,8 +516,11 @@ def main():
             statuses.append(vm(case, script, raw, image=image_copy()))
             if case.kind == "density":
                 density_s += statuses[-1]["seconds"]
-        elif case.kind == "pairs":
-            statuses.append(vm(case, script, raw, disks=["bench:12G"]))
+        elif case.kind in ("pairs", "services"):
+            if not os.path.exists(pair_image(case.params["pair"]) + ".json"):
+                continue
+            statuses.append(vm(case, script, raw, image=image_copy(pair_image(
+                case.params["pair"]))))
         else:
             statuses.append(vm(case, script, raw, disks=["micro:1G"]))
     if os.path.exists(os.path.join(BUILD, "case.img")):

@@ -112,6 +112,28 @@ def activate_vg():
     thinpool.activate(VG)
 
 
+def attach_pair(mount=True):
+    """The pair's disk (bench/guest/pairimage.py), attached as disk 'bench':
+    its volume group activated, the versions' volumes mounted at
+    /mnt/older and /mnt/newer (unless MOUNT is false), the pair's secret
+    made the one `pcdedup` commands use; returns the secret's path (on the
+    older volume: mounted while it is read)."""
+    activate_vg()
+    mount(f"/dev/{VG}/older", "/mnt/older", "xfs")
+    secret = BOOT_SECRET + "-pair"
+    with open(os.path.join("/mnt/older", IMAGE_SECRET), "rb") as f:
+        data = f.read()
+    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.environ["PCDEDUP_SECRET_FILE"] = secret
+    if mount:
+        mount(f"/dev/{VG}/newer", "/mnt/newer", "xfs")
+    else:
+        thinpool.umount("/mnt/older")
+    return secret
+
+
 def mount_origin():
     mount(f"/dev/{VG}/origin", ORIGIN_MNT, "xfs")
 

@@ -5,7 +5,8 @@ sharing publishes (page cache before -> after).
 
 Each version of the pair is unpacked with `umoci unpack` into a thin volume
 of its own (XFS on an lvm2 thin pool: its files are inodes of their own) and
-tagged with `pcdedup tag` as an operator would (the tool's defaults). Then,
+tagged with `pcdedup tag` as an operator would (the tool's defaults), once,
+on the pair's disk (pairimage.py), attached here as disk 'bench'. Then,
 for each way of reading it (the volumes directly, "thin"; an overlay mount
 with the version as its lower and a tmpfs upper, "overlay") and each
 pcdedup state (off: `enabled` 0; on: 1, the kernel's verify mode), in an
@@ -15,8 +16,7 @@ a memory cgroup of its own. Measured: /proc/meminfo Cached and the
 cgroup's file pages (memory.stat `file`) before and after, the bytes read,
 and with pcdedup on its counters.
 Usage: pairs.py --case CASE.json --out NAME.json
-  (case.params: pair, images (the images' folder, relative to the
-  repository), rounds, pool_size)"""
+  (case.params: pair, rounds)"""
 import argparse
 import os
 import sys
@@ -25,29 +25,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as c  # noqa: E402
 from case import add_case_argument  # noqa: E402
-import thinpool  # noqa: E402
 
 VERSIONS = ("older", "newer")
 CGROUP = "/sys/fs/cgroup/pairs"
 BUF = bytearray(1 << 20)
-
-
-def unpack(images, pair, version):
-    """The version's thin volume, mounted, with the image unpacked on it and
-    tagged; returns its rootfs."""
-    tag = f"{pair}-{version}"
-    mnt = f"/mnt/{version}"
-    thinpool.volume(c.VG, version, "4G", mnt)
-    t0 = time.monotonic()
-    layout = os.path.join(c.SRC, images, tag, "oci")
-    if not os.path.isfile(os.path.join(layout, "index.json")):
-        raise RuntimeError(f"no image {layout}: run bench/images.py on the host")
-    c.run("umoci", "unpack", "--image", f"{layout}:{tag}", f"{mnt}/bundle")
-    t1 = time.monotonic()
-    rootfs = f"{mnt}/bundle/rootfs"
-    c.run(c.PCDEDUP_TOOL, "tag", "-q", rootfs)
-    c.log(f"{tag}: unpacked in {t1 - t0:.0f} s, tagged in {time.monotonic() - t1:.0f} s")
-    return rootfs, {"unpack_s": round(t1 - t0, 1), "tag_s": round(time.monotonic() - t1, 1)}
 
 
 def overlay(lower, name):
@@ -144,18 +125,14 @@ def main():
     a = ap.parse_args()
     p = a.case.params
     info = {"guest": c.guest_info(), "pair": p["pair"], "runs": []}
-    thinpool.pool(c.DISK, c.VG, p.get("pool_size", "9G"))
-    c.use_secret(c.BOOT_SECRET)
+    c.attach_pair()
     c.run(c.PCDEDUP_TOOL, "secret", "load")
     os.makedirs(CGROUP, exist_ok=True)
     with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
         f.write("+memory")
     with open(f"{CGROUP}/cgroup.procs", "w") as f:
         f.write(str(os.getpid()))
-    roots = {"thin": {}, "overlay": {}}
-    info["versions"] = {}
-    for v in VERSIONS:
-        roots["thin"][v], info["versions"][v] = unpack(p["images"], p["pair"], v)
+    roots = {"thin": {v: f"/mnt/{v}/bundle/rootfs" for v in VERSIONS}, "overlay": {}}
     for v in VERSIONS:
         roots["overlay"][v] = overlay(roots["thin"][v], v)
     os.sync()
