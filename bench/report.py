@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from case import Case, density_pass, memory_tight  # noqa: E402
 from case import density_bracket as density_bracket_rule  # noqa: E402
 import report_pairs  # noqa: E402
+import report_services  # noqa: E402
 from report_base import (NA, Figure, datablock, gnuplot, paired_figure, read_json,  # noqa: E402,F401
                          table, write_csv)
 
@@ -663,7 +664,8 @@ def containers_section(results, cont, md, from_density=False):
                for i, t in enumerate((d or {}).get("start_s", []), 1)])
     series = [(c.label(), [(s["n"], max(mib(s["cached_kb"]), 0.1)) for s in d["samples"]])
               for c, d in cont.values() if d and d["samples"]]
-    starts = [(c.label(), d["start_s"]) for c, d in cont.values() if d and d["start_s"]]
+    starts = [(c.label(), d["start_s"], d.get("setup_s"), len(d["start_s"]))
+              for c, d in cont.values() if d and d["start_s"]]
     if series:
         blocks = "".join(datablock(f"m{i}", p) for i, (_, p) in enumerate(series))
         plots = ", ".join(f"$m{i} using 1:2 with linespoints lw 2 title '{t}'"
@@ -679,7 +681,7 @@ plot {plots}
 """)
         md += ["![memory vs N](memory_vs_n.png)", ""]
     if starts:
-        blocks = "".join(datablock(f"s{i}", [(t,) for t in ts]) for i, (_, ts) in
+        blocks = "".join(datablock(f"s{i}", [(t,) for t in ts]) for i, (_, ts, _, _) in
                          enumerate(starts))
         xt = ", ".join(f"'{i + 1}' {i + 1}" for i in range(len(starts)))
         plots = ", ".join(f"$s{i} using ({i + 1}):1 with boxplot notitle"
@@ -694,11 +696,16 @@ set xlabel 'case (see the table below)'; set ylabel 'seconds'
 plot {plots}
 """)
         md += ["![start times](start.png)", ""]
+        md += ["A start is `crun run` until the container's imports are done; the roots "
+               "(thin snapshots made by lvm and mounted, or overlay mounts) are made before "
+               "the first start, all at once: *roots s* is that time in all, *per root* "
+               "that over the containers (a node pays it at each start too).", ""]
         md += table([("box", 0), ("case", None), ("containers", 0), ("median s", 2),
-                     ("p90 s", 2), ("first s", 2)],
+                     ("p90 s", 2), ("first s", 2), ("roots s", 1), ("per root s", 2)],
                     [[i + 1, t, len(ts), statistics.median(ts),
-                      sorted(ts)[int(0.9 * (len(ts) - 1))], ts[0]]
-                     for i, (t, ts) in enumerate(starts)])
+                      sorted(ts)[int(0.9 * (len(ts) - 1))], ts[0], setup,
+                      setup / n if setup is not None else None]
+                     for i, (t, ts, setup, n) in enumerate(starts)])
     frames = []
     for case, d in cont.values():
         s = d["samples"][-1] if d and d["samples"] else None
@@ -1692,6 +1699,7 @@ def main():
     head, body = [], []
     pairs = report_pairs.load_pairs(raw, cases)
     report_pairs.pairs_section(results, pairs, head)
+    report_services.services_section(results, report_services.load_services(cases), head)
     density_section(results, dens, head, status.get("cases", []))
     containers_section(results, cont or dens, body, from_density=not cont)
     fio_section(results, fio, body)

@@ -256,6 +256,18 @@ def target_row_tells_a_figure_from_its_limit():
     expect(got == "0.50x [0.40-0.60x]", f"0.5 printed as {got!r}")
 
 
+@test
+def start_table_counts_making_the_roots():
+    case = Case("containers-thin-off-patched", "containers", "thin", "off", n=4)
+    d = {"start_s": [1.0, 2.0, 2.0, 3.0], "setup_s": 10.0, "samples": [], "error": None}
+    with tempfile.TemporaryDirectory() as tmp:
+        md = []
+        report_md.containers_section(tmp, {case.name: (case, d)}, md)
+    r = row("\n".join(md), "| 1 |")
+    cells = [c.strip() for c in (r or "").strip("|").split("|")]
+    expect(cells[-2:] == ["10.0", "2.50"], f"roots s, per root s: {cells[-2:]} in {r}")
+
+
 def main():
     print("KTAP version 1")
     print(f"1..{len(TESTS)}")
