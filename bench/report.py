@@ -615,12 +615,34 @@ def extra_memory(profs, slab_by_owner):
         total = sum(v for v, _ in diff)
         own = kernel[a].get("slab: pcdedup", 0) - kernel[b].get("slab: pcdedup", 0)
         share = f" ({own / total:.0%} of the difference)" if 0 < own <= total else ""
+        caused = ""
+        off = PCDEDUP_OFF.get(a)
+        if off in kernel:
+            # what sharing makes the filesystem keep besides pcdedup's own
+            # objects: the blocks that hold the keys (XFS attribute buffers)
+            bufs = kernel[a].get(KEY_BUFFERS, 0) - kernel[off].get(KEY_BUFFERS, 0)
+            mine = own + max(bufs, 0)
+            caused = (f" What pcdedup causes, against {short(off)} (the same case without "
+                      f"it): its own objects ({own:+.0f} KiB) and XFS buffer pages "
+                      f"({bufs:+.0f} KiB: the blocks holding the keys, read by every root), "
+                      f"{mine:+.0f} KiB"
+                      + (f" ({mine / total:.0%} of the difference)." if 0 < mine <= total
+                         else "."))
         out += [f"**{short(a)} against {short(b)}**, the traced container: {total:+.0f} KiB "
                 "of the kernel's own memory (slab objects, and pages of a known owner "
                 "outside the slab, the page cache and anonymous memory): "
                 + ", ".join(f"{o} {v:+.0f}" for v, o in diff if abs(v) >= 16)
-                + f". pcdedup's own objects: {own:+.0f} KiB{share}.", ""]
+                + f". pcdedup's own objects: {own:+.0f} KiB{share}.{caused}", ""]
     return out
+
+
+# A pcdedup case and the same case without pcdedup (the traced container's
+# XFS buffer pages beyond it are pcdedup's: the keys' attribute blocks).
+PCDEDUP_OFF = {"density-thin-default": "density-thin-off",
+               "density-thin-default-operator": "density-thin-off",
+               "density-thin-default-hot": "density-thin-off-hot",
+               "density-distinct-default": "density-distinct-off"}
+KEY_BUFFERS = "pages: XFS buffers (metadata, directories)"
 
 
 # ---- memory and start --------------------------------------------------------

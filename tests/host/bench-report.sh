@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 66
+plan 67
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -93,8 +93,17 @@ traced_ovl = dict(traced, trace=dict(
     traced["trace"], pages=[{"caller": "allocate_slab < ___slab_alloc", "pages": 200}],
     live=[{"site": "ovl_alloc_inode", "cache": "ovl_inode", "size": 680, "objects": 1000},
           {"site": "__d_alloc", "cache": "dentry", "size": 192, "objects": 1024}]))
+# Thin without pcdedup's container 3: the same XFS inodes and dentries,
+# 64 KiB of buffer pages (no key attribute blocks), no pcdedup objects:
+# what pcdedup causes is its 250 KiB and 960 KiB of buffer pages, 75% of
+# the 1610 KiB against the shared lower.
+traced_thin_off = dict(traced, trace=dict(
+    traced["trace"], pages=[{"caller": "xfs_buf_alloc_pages < xfs_buf_get_map", "pages": 16},
+                            {"caller": "allocate_slab < ___slab_alloc", "pages": 400}],
+    live=[x for x in traced["trace"]["live"] if x["site"] != "pcdedup_member_get"]))
 for name, scen, verify, prm, ns, fr, kw, extra in (
-        ("density-thin-off", "thin", "off", params, [1, 2, 4], [0, 0, 0.2], {}, {}),
+        ("density-thin-off", "thin", "off", params, [1, 2, 4], [0, 0, 0.2], {},
+         {"profile": traced_thin_off}),
         ("density-thin-default", "thin", "default", params, [2, 4, 6, 7, 8],
          [0, 0, 0, 0, 0.3], {"shared": True}, {"profile": traced}),
         ("density-shared-off", "shared", "off", params, [2, 4, 8, 9, 10, 11],
@@ -487,8 +496,9 @@ expect_eq report-memory-slab "4.00|1.00|3.00" \
 	"$(memcell 'slab (Slab)' 'thin-default (N=7)')|$(memcell 'slab (Slab)' 'shared-off (N=10)')|$(memcell 'slab (Slab)' 'thin-default - shared-off (both at N=4)')"
 expect_eq report-memory-other-and-objects "1.00|1100|0.00" \
 	"$(memcell 'other kernel (in no field above)' 'thin-default (N=7)')|$(memcell inodes 'thin-default (N=7)')|$(memcell 'other kernel (in no field above)' 'shared-off (N=10)')"
-check report-traced-pcdedup grep -q '^| pcdedup | 0 | 250 |$' "$md"
-check report-traced-xfs-buffer-pages grep -q '^| XFS buffers (metadata, directories) | 0 | 1024 |$' "$md"
+check report-traced-pcdedup grep -q '^| pcdedup | 0 | 250 | 0 |$' "$md"
+check report-traced-xfs-buffer-pages grep -q '^| XFS buffers (metadata, directories) | 0 | 1024 | 64 |$' "$md"
+check report-traced-caused-by-pcdedup grep -qF "What pcdedup causes, against thin-off (the same case without it): its own objects (+250 KiB) and XFS buffer pages (+960 KiB: the blocks holding the keys, read by every root), +1210 KiB (75% of the difference)." "$md"
 check report-traced-extra-memory grep -qF "**thin-default against shared-off**, the traced container: +1610 KiB of the kernel's own memory (slab objects, and pages of a known owner outside the slab, the page cache and anonymous memory): pages: XFS buffers (metadata, directories) +1024, slab: XFS +1000, slab: pcdedup +250, slab: overlayfs -664. pcdedup's own objects: +250 KiB (16% of the difference)." "$md"
 check report-traced-top-site grep -q '^| xfs_inode_alloc | xfs_inode | 1024 | 1000 | 1000.0 | XFS |$' "$md"
 expect_eq report-target-missed-by "+3.00% [+2.79%, +3.20%]|**missed** (1.00 points over)" \
