@@ -203,7 +203,7 @@ def ensure_image(versions, raw):
     return st
 
 
-PAIR_SCRIPTS = ("pairimage.py", "thinpool.py", "common.py")
+PAIR_SCRIPTS = ("pairimage.py", "thinpool.py")
 
 
 def ensure_pair_image(pair, raw):
@@ -449,7 +449,11 @@ def main():
             with open(os.path.join(raw, "status.json")) as f:
                 earlier = json.load(f)
             with open(os.path.join(raw, "config.json")) as f:
-                quick = json.load(f)["quick"]
+                config = json.load(f)
+            quick = config["quick"]
+            # the run's set of cases is the one it was started with
+            if a.set == "all":
+                a.set = config.get("set", "all")
         except (OSError, ValueError, KeyError) as e:
             sys.exit(f"bench: cannot resume {results}: {e}")
         KEPT.update({s["case"]: s for s in earlier["cases"]
@@ -484,7 +488,7 @@ def main():
     if not earlier:
         with open(os.path.join(raw, "config.json"), "w") as f:
             json.dump(dict(cfg, quick=quick, host_cpus=os.cpu_count(), accel=accel,
-                           fio_file_mib=FIO_FILE_MIB), f, indent=1)
+                           fio_file_mib=FIO_FILE_MIB, set=a.set), f, indent=1)
     statuses = []
     st = None
     if any(c.kind in ("density", "containers", "fio") for c in cases):

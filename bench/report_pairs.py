@@ -215,9 +215,10 @@ def pairs_detail(pairs):
           "*files*, *MiB*: regular files of each version (the images' lists); *in both*: "
           "files of the newer version whose content the older has; *without, computed*: "
           "the pages the lists give without sharing, beside the page cache measured "
-          "without; *rest*: page cache with pcdedup (thin) less the ceiling's pages, what "
-          "sharing left unshared or the reads cached besides file data. *Read*: seconds to "
-          "read both versions once, pcdedup off / on (thin, median).", ""]
+          "without: what the measured holds beyond the files' pages is the reads' own "
+          "(*overhead*); *unshared*: page cache with pcdedup (thin) less the ceiling's "
+          "pages and that overhead, what sharing left unshared. *Read*: seconds to read "
+          "both versions once, pcdedup off / on (thin, median).", ""]
     rows = []
     for pair, p in pairs.items():
         c = p["ceiling"] or {}
@@ -230,13 +231,17 @@ def pairs_detail(pairs):
                      c.get("files_in_both"),
                      c["pages_without"] * PAGE / 2**20 if c else None,
                      None if off is None else off / 1024,
-                     None if on is None or distinct_kb is None else (on - distinct_kb) / 1024,
+                     None if off is None or not c else
+                     (off - c["pages_without"] * PAGE / 1024) / 1024,
+                     None if on is None or off is None or distinct_kb is None else
+                     (on - distinct_kb - (off - c["pages_without"] * PAGE / 1024)) / 1024,
                      med(r["read_s"] for r in runs(p, "thin", False)),
                      med(r["read_s"] for r in runs(p, "thin", True)),
                      changed_packages(p) if any(p["packages"].values()) else None])
     md += table([("pair", None), ("files older/newer", None), ("MiB older/newer", None),
                  ("in both", 0), ("without, computed (MiB)", 1), ("without, measured (MiB)", 1),
-                 ("rest (MiB)", 1), ("read off (s)", 1), ("read on (s)", 1),
+                 ("overhead (MiB)", 1), ("unshared (MiB)", 1), ("read off (s)", 1),
+                 ("read on (s)", 1),
                  ("packages that differ", None)], rows)
     for pair, p in pairs.items():
         pk = p["packages"]
@@ -271,9 +276,10 @@ set style histogram clustered gap 1
 set style fill solid 0.9 border -1
 set boxwidth 0.9
 set ylabel "page cache saved, %"
-set yrange [0:*]
+set yrange [0:55]
 set grid ytics
-set key top left horizontal
+set key outside below center horizontal
+set label 1 "two versions: at most 50%" at graph 0.01, first 52 left font ",9"
 set title "Two versions of each image, every file read once"
 plot $P using 2:xtic(1) title "pcdedup, thin" lc rgb "#1f77b4", \\
      '' using 3 title "pcdedup, overlay" lc rgb "#6baed6", \\

@@ -112,10 +112,10 @@ def activate_vg():
     thinpool.activate(VG)
 
 
-def attach_pair(mount=True):
+def attach_pair(both=True):
     """The pair's disk (bench/guest/pairimage.py), attached as disk 'bench':
     its volume group activated, the versions' volumes mounted at
-    /mnt/older and /mnt/newer (unless MOUNT is false), the pair's secret
+    /mnt/older and /mnt/newer (none when BOTH is false), the pair's secret
     made the one `pcdedup` commands use; returns the secret's path (on the
     older volume: mounted while it is read)."""
     activate_vg()
@@ -127,7 +127,7 @@ def attach_pair(mount=True):
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.environ["PCDEDUP_SECRET_FILE"] = secret
-    if mount:
+    if both:
         mount(f"/dev/{VG}/newer", "/mnt/newer", "xfs")
     else:
         thinpool.umount("/mnt/older")

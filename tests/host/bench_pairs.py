@@ -20,6 +20,7 @@ import bench  # noqa: E402
 import images  # noqa: E402
 import report as report_md  # noqa: E402
 import report_pairs  # noqa: E402
+import report_services  # noqa: E402
 from case import Case  # noqa: E402
 
 TESTS = []
@@ -266,6 +267,32 @@ def start_table_counts_making_the_roots():
     r = row("\n".join(md), "| 1 |")
     cells = [c.strip() for c in (r or "").strip("|").split("|")]
     expect(cells[-2:] == ["10.0", "2.50"], f"roots s, per root s: {cells[-2:]} in {r}")
+
+
+@test
+def services_table_splits_first_and_later_starts():
+    def container(i, version, ready, disk_kb):
+        return {"container": i, "version": version, "ready_s": ready,
+                "start_disk_kb": disk_kb, "memory_current_kb": 10240 * i,
+                "smaps": {"Pss": 2048 * i}}
+    d = {"used_kb": 102400, "cached_kb": 20480, "containers": [
+        container(1, "older", 3.0, 13 * 1024), container(2, "newer", 2.0, 7 * 1024),
+        container(3, "older", 1.0, 512), container(4, "newer", 1.5, 1024)]}
+    case = Case("services-redis-full", "services", "thin", "full", params={"pair": "redis"})
+    services = report_services.load_services({case.name: (case, d)})
+    md = []
+    with tempfile.TemporaryDirectory() as tmp:
+        report_services.services_section(tmp, services, md)
+        csv_written = os.path.exists(os.path.join(tmp, "services.csv"))
+    r = row("\n".join(md), "| redis | on, verify=full |")
+    cells = [c.strip() for c in (r or "").strip("|").split("|")]
+    # in all 100 MiB, page cache 20; per container median of 10..40 MiB: 25;
+    # PSS median of 2..8: 5; first starts older 3.00 (13 MiB), newer 2.00
+    # (7); later: median 1.25 s, 0.75 MiB
+    want = ["redis", "on, verify=full", "4", "100.0", "20.0", "25.0", "5.0",
+            "3.00 / 2.00", "13.0 / 7.0", "1.25", "0.8"]
+    expect(cells == want, f"row {cells}, want {want}")
+    expect(csv_written, "services.csv not written")
 
 
 def main():
