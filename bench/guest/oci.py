@@ -77,16 +77,27 @@ def _finish(layout, tag, layer_blob, diff_id, cmd):
     return {"layer_bytes": layer_blob["size"], "manifest": man_desc["digest"]}
 
 
-def bundle(path, base_config, rootfs, args, cgroup, binds=(), env=()):
+# The capabilities a container runtime grants by default (Docker's and
+# Podman's set), for servers that start as root and drop to their user:
+# umoci's config has only the rootless ones.
+SERVER_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD",
+               "CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP",
+               "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"]
+
+
+def bundle(path, base_config, rootfs, args, cgroup, binds=(), env=(), caps=None):
     """A runtime bundle at PATH: config.json from BASE_CONFIG (the one
     `umoci unpack` wrote) with root RootFS, process ARGS, cgroupsPath CGROUP
-    and bind mounts BINDS (source, destination)."""
+    and bind mounts BINDS (source, destination); CAPS: the process's
+    capabilities instead of umoci's."""
     with open(base_config) as f:
         cfg = json.load(f)
     cfg["root"] = {"path": rootfs, "readonly": False}
     proc = cfg["process"]
     proc["args"], proc["terminal"], proc["cwd"] = list(args), False, "/"
     proc["env"] = [e for e in proc.get("env", []) if not e.startswith("TERM=")] + list(env)
+    if caps is not None:
+        proc["capabilities"] = {k: list(caps) for k in ("bounding", "effective", "permitted")}
     cfg["hostname"] = os.path.basename(path)
     lx = cfg.setdefault("linux", {})
     lx["cgroupsPath"] = cgroup

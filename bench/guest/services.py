@@ -155,7 +155,7 @@ def start(i, version, server, base_config, requests):
     thinpool.mount(f"/dev/{c.VG}/{version}-c{i}", mnt, "xfs", "nouuid")
     bundle = f"{WORK}/bundles/c{i}"
     oci.bundle(bundle, base_config, f"{mnt}/bundle/rootfs", server.args,
-               f"/services/c{i}", binds=[(ctl, "/ctl")])
+               f"/services/c{i}", binds=[(ctl, "/ctl")], caps=oci.SERVER_CAPS)
     d0 = c.disk_sectors_read()
     t0 = time.monotonic()
     with open(f"{WORK}/c{i}.log", "w") as log:
