@@ -269,6 +269,7 @@ def make_cases(cfg, accel):
     # on thin snapshots: memory each and in all, and what each start costs.
     for pair, verify in cfg["services"]:
         cases.append(Case(f"services-{pair}-{verify}", "services", "thin", verify, mem="2G",
+                          launcher="crun",
                           timeout=1500,
                           params={"pair": pair, "per_version": 3, "requests": 200}))
     dens = [(s, v, None, False) for s, v in DENSITY_CASES] + \
