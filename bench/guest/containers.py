@@ -395,7 +395,7 @@ def run_idle(case, a, result):
     roots = setup_roots(case.scenario, case.n)
     result["setup_s"] = round(time.monotonic() - t, 1)
     c.log(f"{case.name}: {case.n} roots ready in {result['setup_s']}s")
-    base_config = (f"/mnt/snap1/image/config.json" if case.scenario == "thin"
+    base_config = ("/mnt/snap1/image/config.json" if case.scenario == "thin"
                    else f"{c.ORIGIN_MNT}/image/config.json")
     # The image's secret, from its origin or a snapshot of it.
     c.set_pcdedup(case, os.path.join("/mnt/snap1" if case.scenario == "thin"
