@@ -39,12 +39,13 @@ QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
          "density_n": 32, "density_samples": [2, 4, 8, 12, 16, 20, 24, 28, 32],
          "density_mem": "384M", "density_window_s": 2, "density_max_s": 420,
          "density_budget_s": 1800,
-         "density_hot": [], "density_operator": [],
+         "density_hot": [], "density_operator": [], "density_boots": 1,
          "fio_n": 4, "fio_modes": ["off", "full"], "fio_boots": 1,
          "micro_boots": 1, "micro_files": 300, "stock_scenarios": [],
          "container_cases": [], "tag": False, "micro_profile": False,
          "fio_one_cpu": False, "pairs": images.SETS["quick"], "pairs_rounds": 2,
-         "services": [("redis", "off"), ("redis", "full")]}
+         "services": [("redis", "off"), ("redis", "full")],
+         "ramp_arms": [], "ramp_boots": 0, "ramp_mem": "768M"}
 # FULL: idle containers up to N=50 (a crun start costs about 2-3 s under
 # TCG: 100 per case would not fit the hour). Density: containers are added
 # until a sample fails, in 512 MiB; density_n (distinct lowers: at most
@@ -56,7 +57,7 @@ QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
 FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
         "density_n": 64, "density_samples": [2, 4] + list(range(8, 65, 4)),
         "density_mem": "512M", "density_window_s": 4, "density_max_s": 1500,
-        "density_budget_s": 5400,
+        "density_budget_s": 4800, "density_boots": 3,
         "density_hot": [("thin", "off"), ("thin", "default"), ("shared", "off")],
         "density_hot_mem": "256M",
         "density_operator": [("thin", "default")],
@@ -66,16 +67,19 @@ FULL = {"versions": 50, "container_n": 50, "container_samples": [1, 10, 25, 50],
         "container_cases": [("shared", "off"), ("distinct", "off"), ("thin", "off"),
                             ("distinct", "full"), ("thin", "full"), ("thin", "trust")],
         "tag": True, "micro_profile": True, "fio_one_cpu": True,
-        "pairs": images.SETS["bench"], "pairs_rounds": 3,
-        "services": [(s, v) for s in ("redis", "nginx") for v in ("off", "full", "trust")]}
+        "pairs": images.SETS["bench"], "pairs_rounds": 2,
+        "services": [(s, v) for s in images.SETS["bench"] for v in ("off", "full", "trust")],
+        "ramp_arms": [(s, v) for s in ("thin", "overlay") for v in ("off", "full")],
+        "ramp_boots": 3, "ramp_mem": "768M"}
 # The report's first figure: how many containers fit in a fixed memory size.
 # Each re-reads its whole image; the density_hot ones ("-hot" cases) only
 # HOT_FRACTION of it, the same files in every container, in density_hot_mem
 # (compared with each other only): in 512 MiB their limits lie so far out
 # that the ramp to them would not fit the density job's budget (a container
 # start takes 20-60 s near a limit under TCG).
-DENSITY_CASES = [("thin", "off"), ("thin", "default"), ("shared", "off"),
-                 ("distinct", "off"), ("distinct", "default")]
+# Distinct overlay lowers (reflink copies of one image) are left to the
+# containers cases: real images on overlay lowers are the server ramp's.
+DENSITY_CASES = [("thin", "off"), ("thin", "default"), ("shared", "off")]
 HOT_FRACTION = 0.15
 # The density_operator cases ("-operator"): thin snapshots as an operator
 # can set them up. noatime (relatime logs an atime update of every file a
@@ -203,28 +207,31 @@ def ensure_image(versions, raw):
     return st
 
 
-PAIR_SCRIPTS = ("pairimage.py", "thinpool.py")
+DISK_SCRIPTS = ("imagedisk.py", "thinpool.py")
 
 
-def ensure_pair_image(pair, raw):
-    """The pair's disk (guest/pairimage.py: both versions unpacked and
-    tagged on thin volumes), kept between runs under build/bench/pairs/;
-    built again when its images, its scripts or the tool changed. Returns
-    the build's status, or None when the kept one is used."""
+def ensure_image_disk(pairs, raw):
+    """The disk of the real images of PAIRS (guest/imagedisk.py: each
+    version unpacked and tagged on a thin volume of its own), kept between
+    runs under build/bench/disks/; built again when its images, its scripts
+    or the tool changed. Returns the build's status, or None when the kept
+    one is used."""
     h = hashlib.sha256()
-    for f in PAIR_SCRIPTS:
+    for f in DISK_SCRIPTS:
         with open(os.path.join(BENCH, "guest", f), "rb") as fh:
             h.update(fh.read())
     with open(os.path.join(REPO, "dedup/pcdedup"), "rb") as fh:
         h.update(fh.read())
     want = {"scripts_sha256": h.hexdigest(),
-            "manifests": [images.load_info(pair, v)["manifest"] for v in images.VERSIONS]}
-    path = pair_image(pair)
+            "manifests": [images.load_info(pair, v)["manifest"]
+                          for pair in pairs for v in images.VERSIONS]}
+    path = image_disk(pairs)
     stamp = path + ".json"
+    name = "imagedisk-" + "-".join(pairs)
     try:
         with open(stamp) as f:
             if json.load(f) == want:
-                progress(f"pairimage-{pair}", f"reusing {os.path.relpath(path, REPO)}")
+                progress(name, f"reusing {os.path.relpath(path, REPO)}")
                 return None
     except (OSError, ValueError):
         pass
@@ -234,10 +241,11 @@ def ensure_pair_image(pair, raw):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.truncate(12 << 30)
-    case = Case(f"pairimage-{pair}", "image", verify="off", mem="2G", timeout=2400,
-                params={"pair": pair, "images": os.path.relpath(images.IMAGES, REPO),
+    # umoci under TCG: 2-6 minutes an image, on a busy host
+    case = Case(name, "image", verify="off", mem="2G", timeout=900 + 600 * 2 * len(pairs),
+                params={"pairs": list(pairs), "images": os.path.relpath(images.IMAGES, REPO),
                         "pool_size": "11G"})
-    st = vm(case, ["python3", "bench/guest/pairimage.py"], raw, image=path)
+    st = vm(case, ["python3", "bench/guest/imagedisk.py"], raw, image=path)
     if st["rc"] == 0:
         with open(stamp, "w") as f:
             json.dump(want, f)
@@ -246,8 +254,8 @@ def ensure_pair_image(pair, raw):
     return st
 
 
-def pair_image(pair):
-    return os.path.join(BUILD, "pairs", f"{pair}.img")
+def image_disk(pairs):
+    return os.path.join(BUILD, "disks", "-".join(pairs) + ".img")
 
 
 def image_copy(src=IMAGE):
@@ -272,10 +280,24 @@ def make_cases(cfg, accel):
                           launcher="crun",
                           timeout=1500,
                           params={"pair": pair, "per_version": 3, "requests": 200}))
+    # How many real server containers fit (every server, both versions,
+    # in turn): each arm booted ramp_boots times, the arms interleaved.
+    for boot in range(1, cfg["ramp_boots"] + 1):
+        for scen, verify in cfg["ramp_arms"]:
+            cases.append(Case(f"serverramp-{scen}-{verify}-b{boot}", "serverramp", scen, verify,
+                              mem=cfg["ramp_mem"], launcher="crun", timeout=1800,
+                              params={"pairs": list(cfg["pairs"]), "requests": 20,
+                                      "check_requests": 5, "settle_s": 2, "fit_kb": 64,
+                                      "max_n": 48, "max_s": 900, "boot": boot}))
     dens = [(s, v, None, False) for s, v in DENSITY_CASES] + \
         [(s, v, HOT_FRACTION, False) for s, v in cfg["density_hot"]] + \
         [(s, v, None, True) for s, v in cfg["density_operator"]]
-    for scen, verify, hot, operator in dens:
+    # Each arm density_boots times, the arms interleaved (every arm once,
+    # then again): a slow stretch of the host falls on every arm alike. The
+    # operator arm traces memory, no target reads its N: one boot.
+    dens = [(boot, *arm) for boot in range(1, cfg["density_boots"] + 1) for arm in dens
+            if boot == 1 or not arm[3]]
+    for boot, scen, verify, hot, operator in dens:
         n = min(cfg["density_n"], cfg["versions"]) if scen == "distinct" else cfg["density_n"]
         # slab_nomerge, on every density boot alike: each slab cache keeps
         # its own name, so the traced container's objects are named right
@@ -286,12 +308,13 @@ def make_cases(cfg, accel):
         # fifth of the containers' pace (N hot sets per pass_s).
         params = {"window_s": cfg["density_window_s"], "settle_s": 1, "pass_s": 1.5,
                   "fit_fraction": 0.01, "min_pace": 0.2, "max_s": cfg["density_max_s"],
-                  "profile_at": 3, "snap_batch": 8, "cmdline": "slab_nomerge"}
+                  "profile_at": 3, "snap_batch": 8, "cmdline": "slab_nomerge", "boot": boot}
         if hot:
             params["hot_fraction"] = hot
         if operator:
             params.update(OPERATOR)
-        suffix = ("-hot" if hot else "") + ("-operator" if operator else "")
+        suffix = ("-hot" if hot else "") + ("-operator" if operator else "") + \
+            (f"-b{boot}" if boot > 1 else "")
         cases.append(Case(f"density-{scen}-{verify}{suffix}", "density", scen,
                           verify, n=n,
                           samples=sorted({x for x in cfg["density_samples"] if x < n} | {n}),
@@ -364,10 +387,11 @@ def make_cases(cfg, accel):
 # its budget ran out; at most density_max_s, at least DENSITY_MIN_S (the
 # reserve covers that floor and the overhead: a job whose cases each stop
 # within their budget and overhead ends within its own). Measured here (2
-# cores, TCG), the eight FULL cases take about 5000 s in all (1136 report:
-# seven in 3815 s; the operator case about 1100 s more).
-DENSITY_OVERHEAD_S = 150
-DENSITY_MIN_S = 120
+# cores, TCG): a case's boot, setup and last samples take 15-25 s beyond its
+# ramp (0201 report); the six arms and the operator case took 1597 s, once
+# each, on a quiet host, 5000 s on a loaded one (1136 report).
+DENSITY_OVERHEAD_S = 60
+DENSITY_MIN_S = 60
 DENSITY_RESERVE_S = DENSITY_MIN_S + DENSITY_OVERHEAD_S
 
 
@@ -380,9 +404,10 @@ def density_max_s(cfg, used_s, later):
 
 SCRIPTS = {"density": "containers.py", "containers": "containers.py", "fio": "fio.py",
            "micro": "micro.py", "tag": "micro.py", "pairs": "pairs.py",
-           "services": "services.py"}
+           "services": "services.py", "serverramp": "serverramp.py"}
 # --set: the cases of a set, by kind (all: every kind).
-CASE_SETS = {"images": ("pairs", "services")}
+IMAGE_KINDS = ("pairs", "services", "serverramp")  # cases on the images disk
+CASE_SETS = {"images": ("pairs", "services", "serverramp")}
 
 
 def copy_image_lists(pairs, raw):
@@ -482,7 +507,8 @@ def main():
         cases = [c for c in cases if c.kind in CASE_SETS[a.set]]
     if a.only:
         cases = [c for c in cases if named(c.name, a.only)]
-    pairs = sorted({c.params["pair"] for c in cases if c.kind in ("pairs", "services")})
+    # One images disk holds every pair of the mode, whichever cases run.
+    pairs = sorted(cfg["pairs"]) if any(c.kind in IMAGE_KINDS for c in cases) else []
     if pairs:
         images.ensure(pairs, log=lambda m: progress("images", m))
         copy_image_lists(pairs, raw)
@@ -497,8 +523,8 @@ def main():
     if st:
         statuses.append(st)
     have_image = os.path.exists(IMAGE + ".json")
-    for pair in pairs:
-        st = KEPT.get(f"pairimage-{pair}") or ensure_pair_image(pair, raw)
+    if pairs:
+        st = KEPT.get("imagedisk-" + "-".join(pairs)) or ensure_image_disk(pairs, raw)
         if st:
             statuses.append(st)
     density = [c.name for c in cases if c.kind == "density"]
@@ -521,11 +547,10 @@ def main():
             statuses.append(vm(case, script, raw, image=image_copy()))
             if case.kind == "density":
                 density_s += statuses[-1]["seconds"]
-        elif case.kind in ("pairs", "services"):
-            if not os.path.exists(pair_image(case.params["pair"]) + ".json"):
+        elif case.kind in IMAGE_KINDS:
+            if not os.path.exists(image_disk(pairs) + ".json"):
                 continue
-            statuses.append(vm(case, script, raw, image=image_copy(pair_image(
-                case.params["pair"]))))
+            statuses.append(vm(case, script, raw, image=image_copy(image_disk(pairs))))
         else:
             statuses.append(vm(case, script, raw, disks=["micro:1G"]))
     if os.path.exists(os.path.join(BUILD, "case.img")):

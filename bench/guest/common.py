@@ -112,25 +112,30 @@ def activate_vg():
     thinpool.activate(VG)
 
 
-def attach_pair(both=True):
-    """The pair's disk (bench/guest/pairimage.py), attached as disk 'bench':
-    its volume group activated, the versions' volumes mounted at
-    /mnt/older and /mnt/newer (none when BOTH is false), the pair's secret
-    made the one `pcdedup` commands use; returns the secret's path (on the
-    older volume: mounted while it is read)."""
+def image_volumes(pairs):
+    """The thin volumes of the images disk (imagedisk.py) that holds PAIRS:
+    PAIR-older and PAIR-newer of each."""
+    return [f"{pair}-{v}" for pair in pairs for v in ("older", "newer")]
+
+
+def attach_images(volumes=()):
+    """The images disk (bench/guest/imagedisk.py), attached as disk 'bench':
+    its volume group activated, each of VOLUMES mounted at /mnt/VOLUME,
+    the disk's secret made the one `pcdedup` commands use; returns the
+    secret's path."""
     activate_vg()
-    mount(f"/dev/{VG}/older", "/mnt/older", "xfs")
-    secret = BOOT_SECRET + "-pair"
-    with open(os.path.join("/mnt/older", IMAGE_SECRET), "rb") as f:
+    first = sorted(n for n in os.listdir(f"/dev/{VG}") if n != "pool")[0]
+    mount(f"/dev/{VG}/{first}", "/mnt/secret-volume", "xfs", "ro")
+    secret = BOOT_SECRET + "-images"
+    with open(os.path.join("/mnt/secret-volume", IMAGE_SECRET), "rb") as f:
         data = f.read()
+    thinpool.umount("/mnt/secret-volume")
     fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.environ["PCDEDUP_SECRET_FILE"] = secret
-    if both:
-        mount(f"/dev/{VG}/newer", "/mnt/newer", "xfs")
-    else:
-        thinpool.umount("/mnt/older")
+    for name in volumes:
+        mount(f"/dev/{VG}/{name}", f"/mnt/{name}", "xfs")
     return secret
 
 

@@ -85,17 +85,19 @@ SERVER_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP
                "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"]
 
 
-def bundle(path, base_config, rootfs, args, cgroup, binds=(), env=(), caps=None):
+def bundle(path, base_config, rootfs, args, cgroup, binds=(), env=(), caps=None, user=None):
     """A runtime bundle at PATH: config.json from BASE_CONFIG (the one
     `umoci unpack` wrote) with root RootFS, process ARGS, cgroupsPath CGROUP
     and bind mounts BINDS (source, destination); CAPS: the process's
-    capabilities instead of umoci's."""
+    capabilities instead of umoci's; USER: its (uid, gid) instead of root."""
     with open(base_config) as f:
         cfg = json.load(f)
     cfg["root"] = {"path": rootfs, "readonly": False}
     proc = cfg["process"]
     proc["args"], proc["terminal"], proc["cwd"] = list(args), False, "/"
     proc["env"] = [e for e in proc.get("env", []) if not e.startswith("TERM=")] + list(env)
+    if user is not None:
+        proc["user"] = {"uid": user[0], "gid": user[1]}
     if caps is not None:
         proc["capabilities"] = {k: list(caps) for k in ("bounding", "effective", "permitted")}
     cfg["hostname"] = os.path.basename(path)

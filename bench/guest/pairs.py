@@ -6,7 +6,7 @@ sharing publishes (page cache before -> after).
 Each version of the pair is unpacked with `umoci unpack` into a thin volume
 of its own (XFS on an lvm2 thin pool: its files are inodes of their own) and
 tagged with `pcdedup tag` as an operator would (the tool's defaults), once,
-on the pair's disk (pairimage.py), attached here as disk 'bench'. Then,
+on the images disk (imagedisk.py), attached here as disk 'bench'. Then,
 for each way of reading it (the volumes directly, "thin"; an overlay mount
 with the version as its lower and a tmpfs upper, "overlay") and each
 pcdedup state (off: `enabled` 0; on: 1, the kernel's verify mode), in an
@@ -125,14 +125,15 @@ def main():
     a = ap.parse_args()
     p = a.case.params
     info = {"guest": c.guest_info(), "pair": p["pair"], "runs": []}
-    c.attach_pair()
+    vols = {v: f"{p['pair']}-{v}" for v in VERSIONS}
+    c.attach_images(vols.values())
     c.run(c.PCDEDUP_TOOL, "secret", "load")
     os.makedirs(CGROUP, exist_ok=True)
     with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
         f.write("+memory")
     with open(f"{CGROUP}/cgroup.procs", "w") as f:
         f.write(str(os.getpid()))
-    roots = {"thin": {v: f"/mnt/{v}/bundle/rootfs" for v in VERSIONS}, "overlay": {}}
+    roots = {"thin": {v: f"/mnt/{vols[v]}/bundle/rootfs" for v in VERSIONS}, "overlay": {}}
     for v in VERSIONS:
         roots["overlay"][v] = overlay(roots["thin"][v], v)
     os.sync()

@@ -5,11 +5,12 @@ what they take in memory, each and in all, without and with pcdedup, and
 what each start costs.
 
 Each version is unpacked with `umoci` into a thin volume of its own and
-tagged, once, on the pair's disk (pairimage.py); every container runs on a thin snapshot of its version's volume
-(as a node runs many containers of each image), with `crun run` from a
-bundle whose config.json is umoci's and its own cgroup v2 group, the
-server listening on a unix socket in a folder bind-mounted from the guest
-(/ctl: the container keeps its network namespace, loopback only). The
+tagged, once, on the images disk (imagedisk.py); every container runs on a
+thin snapshot of its version's volume (as a node runs many containers of
+each image), with `crun run` from a bundle whose config.json is umoci's and
+its own cgroup v2 group, the server (servers.py) listening on a unix socket
+in a folder bind-mounted from the guest (/ctl: the container keeps its
+network namespace, loopback only). The
 containers start one after another, older and newer alternating; each is
 ready when its server answers a first request, then serves
 params.requests requests. Measured per container: the time from `crun
@@ -18,11 +19,10 @@ servers' smaps_rollup (PSS); in all: /proc/meminfo against before the
 first container.
 Usage: services.py --case CASE.json --out NAME.json
   case.verify     off (pcdedup off) | full | trust
-  case.params     pair (redis | nginx), per_version, requests"""
+  case.params     pair (redis | nginx | postgres | mariadb), per_version, requests"""
 import argparse
 import http.client
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -32,88 +32,19 @@ import common as c  # noqa: E402
 import oci  # noqa: E402
 from case import add_case_argument  # noqa: E402
 import thinpool  # noqa: E402
+from servers import SERVERS, passwd_ids  # noqa: E402
 
 VERSIONS = ("older", "newer")
 CGROOT = "/sys/fs/cgroup/services"
 WORK = "/run/services"
-NGINX_CONF = """user www-data;
-worker_processes 1;
-pid /tmp/nginx.pid;
-error_log /ctl/error.log;
-events { worker_connections 64; }
-http {
-    include /etc/nginx/mime.types;
-    access_log off;
-    server {
-        listen unix:/ctl/sock;
-        root /usr/share/nginx/html;
-        location / { index index.html index.nginx-debian.html; }
-    }
-}
-"""
 
 
-class Redis:
-    """redis-server on /ctl/sock; requests: SET then GET of a key."""
-    args = ["/usr/bin/redis-server", "--port", "0", "--unixsocket", "/ctl/sock",
-            "--unixsocketperm", "777", "--save", "", "--appendonly", "no",
-            "--daemonize", "no"]
-
-    @staticmethod
-    def prepare(ctl):
-        pass
-
-    @staticmethod
-    def request(sock_path, i):
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(10)
-            s.connect(sock_path)
-            key, val = f"k{i}", f"v{i}" * 8
-            s.sendall(f"*3\r\n$3\r\nSET\r\n${len(key)}\r\n{key}\r\n${len(val)}\r\n{val}\r\n"
-                      f"*2\r\n$3\r\nGET\r\n${len(key)}\r\n{key}\r\n".encode())
-            want = f"+OK\r\n${len(val)}\r\n{val}\r\n".encode()
-            got = b""
-            while len(got) < len(want):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                got += chunk
-            if got != want:
-                raise RuntimeError(f"redis answered {got[:80]!r}")
-
-
-class Nginx:
-    """nginx on /ctl/sock; requests: GET / (Debian's default page)."""
-    args = ["/usr/sbin/nginx", "-c", "/ctl/nginx.conf", "-g", "daemon off;"]
-
-    @staticmethod
-    def prepare(ctl):
-        with open(os.path.join(ctl, "nginx.conf"), "w") as f:
-            f.write(NGINX_CONF)
-
-    @staticmethod
-    def request(sock_path, i):
-        conn = http.client.HTTPConnection("localhost", timeout=10)
-        conn.sock = socket.socket(socket.AF_UNIX)
-        conn.sock.settimeout(10)
-        conn.sock.connect(sock_path)
-        conn.request("GET", "/")
-        r = conn.getresponse()
-        body = r.read()
-        conn.close()
-        if r.status != 200 or b"nginx" not in body:
-            raise RuntimeError(f"nginx answered {r.status}: {body[:80]!r}")
-
-
-SERVERS = {"redis": Redis, "nginx": Nginx}
-
-
-def snapshot_volumes(version, ids):
-    """Thin snapshots VERSION-cI of the version's volume, in one lvm run."""
-    cmds = "".join(f"lvcreate -q -kn -s {c.VG}/{version} -n {version}-c{i}\n" for i in ids)
+def snapshot_volumes(volume, ids):
+    """Thin snapshots c{I} of VOLUME, one for each of IDS, in one lvm run."""
+    cmds = "".join(f"lvcreate -q -kn -s {c.VG}/{volume} -n c{i}\n" for i in ids)
     p = subprocess.run(["lvm"], input=cmds, capture_output=True, text=True)
     if p.returncode:
-        raise RuntimeError(f"lvm snapshots of {version}: {p.stderr.strip()[-300:]}")
+        raise RuntimeError(f"lvm snapshots of {volume}: {p.stderr.strip()[-300:]}")
 
 
 def pids_of(i):
@@ -144,18 +75,21 @@ def memory_stat(path):
         return {k: int(v) for k, v in (line.split() for line in f)}
 
 
-def start(i, version, server, base_config, requests):
-    """Container I of VERSION: crun run, then its first answer, then
-    REQUESTS more; returns its figures."""
+def start(i, version, server, base_config, requests, rootfs=None):
+    """Container I of VERSION (on snapshot cI, or ROOTFS): crun run, then
+    its first answer, then REQUESTS more; returns its figures."""
     ctl = f"{WORK}/ctl/c{i}"
     os.makedirs(ctl, exist_ok=True)
     os.chmod(ctl, 0o777)
     server.prepare(ctl)
-    mnt = f"/mnt/{version}-c{i}"
-    thinpool.mount(f"/dev/{c.VG}/{version}-c{i}", mnt, "xfs", "nouuid")
+    if rootfs is None:
+        mnt = f"/mnt/c{i}"
+        thinpool.mount(f"/dev/{c.VG}/c{i}", mnt, "xfs", "nouuid")
+        rootfs = f"{mnt}/bundle/rootfs"
     bundle = f"{WORK}/bundles/c{i}"
-    oci.bundle(bundle, base_config, f"{mnt}/bundle/rootfs", server.args,
-               f"/services/c{i}", binds=[(ctl, "/ctl")], caps=oci.SERVER_CAPS)
+    user = passwd_ids(rootfs, server.user) if server.user else None
+    oci.bundle(bundle, base_config, rootfs, server.args, f"/services/c{i}",
+               binds=[(ctl, "/ctl")], caps=oci.SERVER_CAPS, user=user)
     d0 = c.disk_sectors_read()
     t0 = time.monotonic()
     with open(f"{WORK}/c{i}.log", "w") as log:
@@ -163,7 +97,7 @@ def start(i, version, server, base_config, requests):
                            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     if p.returncode:
         raise RuntimeError(f"crun run c{i}: exit {p.returncode}: {tail(i)}")
-    sock = os.path.join(ctl, "sock")
+    sock = os.path.join(ctl, server.socket)
     while True:
         try:
             server.request(sock, 0)
@@ -176,7 +110,10 @@ def start(i, version, server, base_config, requests):
     disk_kb = (c.disk_sectors_read() - d0) // 2
     t1 = time.monotonic()
     for k in range(1, requests + 1):
-        server.request(sock, k)
+        try:
+            server.request(sock, k)
+        except (OSError, RuntimeError, http.client.HTTPException) as e:
+            raise RuntimeError(f"c{i} ({version}) ready, then request {k} failed: {e}") from e
     return {"container": i, "version": version, "ready_s": round(ready, 3),
             "start_disk_kb": disk_kb,
             "requests_s": round(time.monotonic() - t1, 3)}
@@ -197,16 +134,18 @@ def main():
     case, p = a.case, a.case.params
     server = SERVERS[p["pair"]]
     result = {"guest": c.guest_info(), "pair": p["pair"], "containers": []}
-    secret = c.attach_pair()
+    vols = {v: f"{p['pair']}-{v}" for v in VERSIONS}
+    secret = c.attach_images(vols.values())
     base_config = f"{WORK}/config.json"
     os.makedirs(WORK, exist_ok=True)
-    with open("/mnt/older/bundle/config.json") as fin, open(base_config, "w") as fout:
+    with open(f"/mnt/{vols['older']}/bundle/config.json") as fin, \
+            open(base_config, "w") as fout:
         fout.write(fin.read())
     per = p.get("per_version", 3)
     ids = {v: [2 * k + 1 + j for k in range(per)] for j, v in enumerate(VERSIONS)}
     for v in VERSIONS:
-        thinpool.umount(f"/mnt/{v}")
-        snapshot_volumes(v, ids[v])
+        thinpool.umount(f"/mnt/{vols[v]}")
+        snapshot_volumes(vols[v], ids[v])
     for d in ("ctl", "bundles"):
         os.makedirs(f"{WORK}/{d}", exist_ok=True)
     with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
