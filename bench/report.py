@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from case import Case, density_pass, memory_tight  # noqa: E402
 from case import density_bracket as density_bracket_rule  # noqa: E402
 import report_pairs  # noqa: E402
+import report_serverramp  # noqa: E402
 import report_services  # noqa: E402
 from report_base import (NA, Figure, datablock, gnuplot, paired_figure, read_json,  # noqa: E402,F401
                          table, write_csv)
@@ -89,18 +90,39 @@ def short(name):
     return name[len("density-"):] if name.startswith("density-") else name
 
 
-def density_section(results, dens, md, status_cases=()):
-    if not dens:
+def density_boots(dens):
+    """{arm: [(case, result) of each boot, in boot order]}: a density arm's
+    first boot has the arm's name, the later ones NAME-bK (params boot)."""
+    arms = {}
+    for name, (case, d) in sorted(dens.items(), key=lambda kv: kv[1][0].params.get("boot", 1)):
+        boot = case.params.get("boot", 1)
+        arm = name[:-len(f"-b{boot}")] if boot > 1 else name
+        arms.setdefault(arm, []).append((case, d))
+    return arms
+
+
+def arm_states(cds):
+    """density_state of each boot of an arm that has a result."""
+    return [density_state(c, d) for c, d in cds if d]
+
+
+def density_section(results, boots, md, status_cases=()):
+    if not boots:
         return
+    dens = {f"{arm}" + (f" (boot {c.params.get('boot', 1)})" if len(cds) > 1 else ""): (c, d)
+            for arm, cds in boots.items() for c, d in cds}
     c0 = next(iter(dens.values()))[0]
     p0 = c0.params
+    other_mem = {}
+    for arm, cds in boots.items():
+        if cds[0][0].mem != c0.mem:
+            other_mem.setdefault(cds[0][0].mem, []).append(short(arm))
     fit = p0.get("fit_fraction", 0.05)
     hot = next((c.params["hot_fraction"] for c, _ in dens.values()
                 if c.params.get("hot_fraction")), None)
     md += ["## Density: how many containers fit", "",
            f"Guest memory {c0.mem}"
-           + "".join(f" ({m}: {', '.join(short(n) for n, (c, _) in dens.items() if c.mem == m)})"
-                     for m in sorted({c.mem for c, _ in dens.values()} - {c0.mem}))
+           + "".join(f" ({m}: {', '.join(arms)})" for m, arms in other_mem.items())
            + f", {c0.cpus} CPUs. Each container (crun, cgroup v2) "
            "imports the standard modules, then reads its hot set in a loop (a pass at "
            f"most every {p0.get('pass_s')} s): every file of its image, or in the `hot set` "
@@ -136,36 +158,53 @@ def density_section(results, dens, md, status_cases=()):
            "N when both were sampled. A case that passed every N up to its N or its time "
            "budget (`ramp budget s`: the density job's budget, shared out as the cases "
            "run) is *capped*: its N reached is a lower bound and the targets on it "
-           "give no verdict.", "",
+           "give no verdict. Each arm is booted "
+           + (f"{max(len(x) for x in boots.values())} times, the arms' boots "
+              "interleaved (every arm once, then again): `N reached` and `first fail` per "
+              "boot, the limits' range over them in the picture."
+              if max(len(x) for x in boots.values()) > 1 else "once.")
+           + " Their per-container memory and traces below are the first boot's.", "",
            "![density](density.png)", ""]
     secs = {x["case"]: x.get("seconds") or 0 for x in status_cases}
     md += [f"The density job took {round(sum(secs.get(n, 0) for n in dens))} s in all, "
            "boots included.", ""]
     rows, csvrows, plot = [], [], []
-    for name, (case, d) in dens.items():
-        if not d:
+    for arm, cds in boots.items():
+        case = cds[0][0]
+        got = [(c, d) for c, d in cds if d]
+        if not got:
             rows.append([case.label(), None, None, None, "no result (case failed before "
                          "writing)"])
             continue
-        last, fail, capped, why = density_state(case, d)
-        at = next((s for s in d["samples"] if s["n"] == last), None)
-        hs = d.get("hot_set") or {}
-        rows.append([case.label(), mib(hs["bytes"] / 1024) if hs else None, last, fail, why,
-                     at and at["read_mib_s"], at and mib(at["memavailable_kb"]),
-                     d["samples"][-1].get("elapsed_s") if d["samples"] else None,
+        states = [density_state(c, d) for c, d in got]
+        ats = [next((s for s in d["samples"] if s["n"] == st[0]), None)
+               for (c, d), st in zip(got, states)]
+        hs = got[0][1].get("hot_set") or {}
+        reached = [st[0] for st in states]
+        rows.append([case.label(), mib(hs["bytes"] / 1024) if hs else None,
+                     " / ".join(str(x) for x in reached),
+                     " / ".join(str(st[1] or NA) for st in states),
+                     "; ".join(st[3] for st in states),
+                     " / ".join(f"{at['read_mib_s']:.1f}" if at else NA for at in ats),
+                     " / ".join(f"{at['memavailable_kb'] / 1024:.1f}" if at else NA
+                                for at in ats),
+                     " / ".join(str(d["samples"][-1].get("elapsed_s") if d["samples"] else NA)
+                                for _, d in got),
                      case.params.get("max_s")])
-        pts = []
-        for s in d["samples"]:
-            csvrows.append([name, s["n"], s["read_mib_s"], s["refault_pages_s"],
-                            s["refault_fraction"], s.get("disk_fraction"), s["alive"],
-                            s["events"].get("oom_kill"),
-                            s.get("memfree_kb"), s["memavailable_kb"], s["cached_kb"],
-                            int(density_pass(s, fit, case.params.get("min_pace", 0.5)))])
-            pts.append((s["n"], s["read_mib_s"], max(s["refault_pages_s"], 0.1)))
-        plot.append((case.label(), pts))
-    md += table([("case", None), ("hot set MiB", 1), ("N reached", 0), ("first fail", 0),
-                 ("limit", None), ("read MiB/s at N reached", 1),
-                 ("MemAvailable MiB at N reached", 1), ("ramp s", 0),
+        for c, d in got:
+            for s in d["samples"]:
+                csvrows.append([c.name, s["n"], s["read_mib_s"], s["refault_pages_s"],
+                                s["refault_fraction"], s.get("disk_fraction"), s["alive"],
+                                s["events"].get("oom_kill"),
+                                s.get("memfree_kb"), s["memavailable_kb"], s["cached_kb"],
+                                int(density_pass(s, fit, c.params.get("min_pace", 0.5)))])
+        uncapped = [st for st in states if st[1] is not None]
+        plot.append((short(arm), statistics.median(reached), min(reached),
+                     max(st[1] - 1 for st in uncapped) if len(uncapped) == len(states)
+                     else max(reached)))
+    md += table([("case", None), ("hot set MiB", 1), ("N reached", 0),
+                 ("first fail", 0), ("limit", None), ("read MiB/s at N reached", 0),
+                 ("MemAvailable MiB at N reached", 0), ("ramp s", 0),
                  ("ramp budget s", 0)], rows)
     write_csv(results, "density.csv", ["case", "n", "read_mib_s", "refault_pages_s",
                                        "refault_fraction", "disk_fraction", "alive",
@@ -192,29 +231,21 @@ def density_section(results, dens, md, status_cases=()):
                  ("refaulted % of read", 2), ("disk read % of read", 2),
                  ("containers running", 0), ("MemFree MiB", 1), ("MemAvailable MiB", 1),
                  ("Cached delta MiB", 1), ("start median s", 2)], detail)
-    blocks = "".join(datablock(f"d{i}", pts) for i, (_, pts) in enumerate(plot))
-    thr = ", ".join(f"$d{i} using 1:2 with linespoints lw 2 title '{t}'"
-                    for i, (t, _) in enumerate(plot))
-    ref = ", ".join(f"$d{i} using 1:3 with linespoints lw 2 notitle"
-                    for i, (t, _) in enumerate(plot))
-    gnuplot(results, blocks + f"""set terminal pngcairo size 1300,900 noenhanced
+    mems = sorted({c.mem for c, _ in dens.values()})
+    gnuplot(results, datablock("D", [[f'"{a}"', *x] for a, *x in plot])
+            + f"""set terminal pngcairo size 1000,450 font ",11" noenhanced
 set output 'density.png'
-set multiplot layout 2,1 title 'Containers in {c0.mem} of guest memory (crun, TCG)'
-set key outside right top vertical
-set grid
-set lmargin 12; set rmargin 70
-set xrange [0:*]
-set ylabel 'aggregate read MiB/s'
+set style fill solid 0.8 border -1
+set boxwidth 0.6
+set ylabel 'containers that fit'
 set yrange [0:*]
-plot {thr}
-set logscale y
-set yrange [0.1:*]
-set ylabel 'file refaults / s (log; 0 drawn at 0.1)'
-set xlabel 'containers (N)'
-plot {ref}
-unset multiplot
+set grid ytics
+set xtics rotate by -25
+unset key
+set title 'Containers that fit in {" / ".join(mems)} of guest memory: median of the boots, bars their limits range'
+plot $D using 0:2:xtic(1) with boxes lc rgb '#1f77b4', '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt -1
 """)
-    memory_section(results, dens, md)
+    memory_section(results, {a: cds[0] for a, cds in boots.items()}, md)
 
 
 # ---- per-container memory -----------------------------------------------------
@@ -1320,33 +1351,40 @@ class Pick:
         return name, s, d["start_s"][:s["n"]]
 
 
-def density_figures(dens):
-    """Ratios of N reached with their bracket: each arm's limit lies in
-    [N reached, first fail - 1], so the ratio lies in [a_lo / b_hi, a_hi /
-    b_lo]. No verdict when an arm is capped (it passed every N it was given)
-    or has no result."""
+def density_figures(boots):
+    """Ratios of N reached with their bracket: each boot's limit lies in
+    [N reached, first fail - 1], an arm's in [the lowest N reached, the
+    highest first fail - 1] over its boots, so the ratio of two arms lies in
+    [a_lo / b_hi, a_hi / b_lo]; the figure is the ratio of the medians of N
+    reached. No verdict when a boot of either arm is capped (it passed every
+    N it was given) or no boot has a result."""
     figs = {}
-    st = {n: density_state(c, d) for n, (c, d) in dens.items() if d}
+    st = {n: arm_states(cds) for n, cds in boots.items()}
     for key, on_name, refs in (
             ("thin", "density-thin-default", ("density-thin-off", "density-shared-off")),
-            ("distinct", "density-distinct-default",
-             ("density-distinct-off", "density-shared-off")),
             ("thin-hot", "density-thin-default-hot",
              ("density-thin-off-hot", "density-shared-off-hot"))):
         for what, ref_name in zip(("on-vs-off", "on-vs-shared"), refs):
             fid = f"density/{key}/{what}"
             on, ref = st.get(on_name), st.get(ref_name)
-            if on is None or ref is None or not ref[0]:
+            if not on or not ref or not all(x[0] for x in ref):
                 figs[fid] = Figure(why="not measured")
                 continue
-            note = f"(N {on[0]} vs {ref[0]}; first fail {on[1] or NA} vs {ref[1] or NA})"
-            capped = [short(n) for n, x in ((on_name, on), (ref_name, ref)) if x[1] is None]
+            on_n = statistics.median(x[0] for x in on)
+            ref_n = statistics.median(x[0] for x in ref)
+            note = (f"(N {'/'.join(str(x[0]) for x in on)} vs "
+                    f"{'/'.join(str(x[0]) for x in ref)}; first fail "
+                    f"{'/'.join(str(x[1] or NA) for x in on)} vs "
+                    f"{'/'.join(str(x[1] or NA) for x in ref)})")
+            capped = [short(n) for n, xs in ((on_name, on), (ref_name, ref))
+                      if any(x[1] is None for x in xs)]
             if capped:
-                figs[fid] = Figure(on[0] / ref[0], note=note,
+                figs[fid] = Figure(on_n / ref_n, note=note,
                                    why=f"capped: {', '.join(capped)} (no failing N)")
                 continue
-            figs[fid] = Figure(on[0] / ref[0], on[0] / (ref[1] - 1), (on[1] - 1) / ref[0],
-                               note=note)
+            on_lo, on_hi = min(x[0] for x in on), max(x[1] - 1 for x in on)
+            ref_lo, ref_hi = min(x[0] for x in ref), max(x[1] - 1 for x in ref)
+            figs[fid] = Figure(on_n / ref_n, on_lo / ref_hi, on_hi / ref_lo, note=note)
     return figs
 
 
@@ -1438,12 +1476,14 @@ def fio_figures(fio):
     return figs
 
 
-def targets(cont, dens, fio, micro, pairs=None):
+def targets(cont, boots, fio, micro, pairs=None):
     """(target, want, measured, verdict): one row for every row of
-    bench/targets.csv, n/a where its figure is missing; and {id: verdict}."""
+    bench/targets.csv, n/a where its figure is missing; and {id: verdict}.
+    BOOTS: the density arms, each a list of its boots."""
     figs = {}
+    dens = {arm: cds[0] for arm, cds in boots.items()}
     figs.update(report_pairs.pairs_figures(pairs or {}))
-    figs.update(density_figures(dens))
+    figs.update(density_figures(boots))
     figs.update(containers_figures(cont, dens))
     figs.update(micro_figures(micro))
     figs.update(fio_figures(fio))
@@ -1457,8 +1497,6 @@ def short_of(verdict):
 
 
 DENSITY_GAPS = (("density/thin/on-vs-shared", "density-thin-default", "density-shared-off"),
-                ("density/distinct/on-vs-shared", "density-distinct-default",
-                 "density-shared-off"),
                 ("density/thin-hot/on-vs-shared", "density-thin-default-hot",
                  "density-shared-off-hot"))
 MEM_PARTS = ("anonymous (AnonPages)", "page cache (Cached - Shmem)", "tmpfs (Shmem)",
@@ -1622,8 +1660,12 @@ def targets_intro():
 
 def outside_reads(cont):
     """Per containers case on the patched kernel, at its largest N: (name,
-    N, median start s, disk read MiB, filled into shares MiB, the rest per
-    container MiB)."""
+    N, median start s, disk read MiB, page cache grown MiB, filled into
+    shares MiB, the reads outside file data per container MiB). Nothing is
+    evicted in a containers case: every page of file data read from the
+    disk (the shared lower's, a snapshot's own, a share's fill) is still in
+    Cached; what the disk read beyond it is metadata (inodes, directories,
+    extents, key attribute blocks), which XFS keeps outside the page cache."""
     rows = []
     for name, (case, d) in cont.items():
         if not d or not d.get("samples") or d.get("error") or case.kernel != "patched":
@@ -1633,15 +1675,15 @@ def outside_reads(cont):
         filled_kb = vm.get("pcdedup_fill", 0) * 4
         starts = d["start_s"][:s["n"]]
         rows.append((name, s["n"], statistics.median(starts) if starts else None,
-                     mib(s["disk_read_kb"]), mib(filled_kb),
-                     mib((s["disk_read_kb"] - filled_kb) / s["n"])))
+                     mib(s["disk_read_kb"]), mib(s["cached_kb"]), mib(filled_kb),
+                     mib(max(s["disk_read_kb"] - s["cached_kb"], 0) / s["n"])))
     return rows
 
 
 def start_reasons(verdicts, cont):
     """An open start target: what each start reads from disk outside the
     shares, against the shared lower's."""
-    other = {r[0]: r[5] for r in outside_reads(cont)}
+    other = {r[0]: r[6] for r in outside_reads(cont)}
     ref = other.get("containers-shared-off-patched")
     out = []
     for tid in verdicts:
@@ -1651,9 +1693,10 @@ def start_reasons(verdicts, cont):
                 name not in other or ref is None:
             continue
         out.append(f"`{tid}`: each start of {name} read {other[name]:.2f} MiB from disk "
-                   f"outside the shares (its own inodes, directories and keys), one on the "
-                   f"shared lower read {ref:.2f} MiB (What a container start reads "
-                   "outside the shares).")
+                   f"besides file data (its own inodes, directories and keys), one on the "
+                   f"shared lower {ref:.2f} MiB"
+                   + (f", {other[name] / ref:.0f}x" if ref >= 0.005 else "")
+                   + " (What a container start reads outside the shares).")
     return out
 
 
@@ -1665,13 +1708,15 @@ def start_notes(cont):
     if not rows:
         return []
     return ["### What a container start reads outside the shares", "",
-            "Disk reads at the largest N, less what was filled into shares "
-            "(`pcdedup_fill` pages), per container: what pcdedup does not share. "
-            "overlayfs with one shared lower reads its lower's metadata once; a thin "
-            "snapshot or a distinct lower has its own inodes, directories and keys "
-            "for each container.", ""] + table(
+            "Disk reads at the largest N, less the page cache's growth (every page of "
+            "file data read from the disk, a share's fill included, is still cached: "
+            "nothing is evicted in these cases), per container: the metadata each start "
+            "reads, which pcdedup does not share. overlayfs with one shared lower reads "
+            "its lower's metadata once; a thin snapshot or a distinct lower has its own "
+            "inodes, directories and keys for each container.", ""] + table(
         [("case", None), ("N", 0), ("median start s", 2), ("disk read MiB", 1),
-         ("filled into shares MiB", 1), ("other reads per container MiB", 2)], rows)
+         ("page cache grown MiB", 1), ("filled into shares MiB", 1),
+         ("other reads per container MiB", 2)], rows)
 
 
 def main():
@@ -1681,7 +1726,9 @@ def main():
     by_kind = {}
     for name, (case, d) in cases.items():
         by_kind.setdefault(case.kind, {})[name] = (case, d)
-    dens, cont = by_kind.get("density", {}), by_kind.get("containers", {})
+    boots = density_boots(by_kind.get("density", {}))
+    dens = {arm: cds[0] for arm, cds in boots.items()}  # each arm's first boot
+    cont = by_kind.get("containers", {})
     micro, tags = by_kind.get("micro", {}), by_kind.get("tag", {})
     # control boots (a fio run again in another setup) explain, never count
     fio = {n: cd for n, cd in by_kind.get("fio", {}).items()
@@ -1722,12 +1769,13 @@ def main():
     pairs = report_pairs.load_pairs(raw, cases)
     report_pairs.pairs_section(results, pairs, head)
     report_services.services_section(results, report_services.load_services(cases), head)
-    density_section(results, dens, head, status.get("cases", []))
+    report_serverramp.serverramp_section(results, report_serverramp.load_ramps(cases), head)
+    density_section(results, boots, head, status.get("cases", []))
     containers_section(results, cont or dens, body, from_density=not cont)
     fio_section(results, fio, body)
     hash_section(fio, body, control)
     micro_section(micro, tags, body)
-    rows, verdicts = targets(cont, dens, fio, micro, pairs)
+    rows, verdicts = targets(cont, boots, fio, micro, pairs)
     summary = table([("target", None), ("want", None), ("measured", None),
                      ("verdict", None)], rows)
     st = {s["case"]: s for s in status["cases"]}

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'if [ -n "${BENCH_REPORT_KEEP:-}" ]; then cp -r "$tmp/pcdedup-fixture" "$BENCH_REPORT_KEEP"; fi; rm -rf "$tmp"' EXIT
 res=$tmp/pcdedup-fixture
 mkdir -p "$res/raw"
-plan 67
+plan 70
 
 python3 - "$res/raw" <<'EOF_PY'
 import json, os, sys
@@ -348,7 +348,8 @@ off = Case("density-thin-off", "density", "thin", "off", n=64, params=p)
 dens = {on.name: (on, res([4, 8, 12, 13])), off.name: (off, res([2, 4, 8, 9], fail_at=9))}
 print("|".join(str(x) for x in report.density_state(*dens[on.name])))
 t = {"target": "t", "want": ">=", "limit": 2.0, "unit": "x"}
-print("|".join(report.target_row(t, report.density_figures(dens)["density/thin/on-vs-off"])[2:]))
+print("|".join(report.target_row(t, report.density_figures(
+    {n: [cd] for n, cd in dens.items()})["density/thin/on-vs-off"])[2:]))
 EOF_PY
 }
 expect_eq report-density-time-capped "13|None|time|capped: the case's time budget (300 s) ran out at N=13
@@ -369,8 +370,8 @@ s = {"n": 1, "alive": 1, "pace": 0.7, "refault_fraction": 0.0, "disk_fraction": 
      "start_failed": "container c1 not ready (exited or 0.2s): ", "start_failed_s": 5.6}
 md = []
 with tempfile.TemporaryDirectory() as out:
-    report.density_section(out, {c.name: (c, {"samples": [s], "start_s": [], "error": None,
-                                              "capped": None})}, md)
+    report.density_section(out, {c.name: [(c, {"samples": [s], "start_s": [], "error": None,
+                                               "capped": None})]}, md)
 row = next(l for l in md if l.startswith("| overlayfs, one shared lower"))
 print("|".join(x.strip() for x in row.split("|")[3:6]))
 EOF_PY
@@ -468,7 +469,7 @@ EOF_PY
 )"
 target() { grep -F "| $1 |" "$md" | cut -d'|' -f4,5 | sed 's/^ *//; s/ *| */|/; s/ *$//'; }
 expect_eq report-target-missing-is-na "n/a|n/a (not measured)" \
-	"$(target 'density, distinct: containers that fit with pcdedup vs without')"
+	"$(target 'density, thin, hot set 15% of the image: containers that fit with pcdedup vs without')"
 # Met or missed, and by how much, on a bracket: thin + pcdedup fits 7
 # exactly (7 passed, 8 failed), without it 2 to 3 (N=4 failed): 7/3 to 7/2;
 # the shared lower fits 10: 0.70x. A capped arm gives no verdict.
@@ -588,8 +589,9 @@ else
 fi
 check report-no-dat-files bash -c "! ls '$res' | grep -q '\.dat$'"
 
-# What a start reads outside the shares: 20 MiB read, 4 MiB of it filled
-# into shares (1024 pages), over 2 containers: 8 MiB each.
+# What a start reads outside the shares: 20 MiB read, the page cache grown
+# by 12 MiB (4 MiB of it filled into shares, 1024 pages), over 2
+# containers: 4 MiB of metadata each.
 start_note() {
 	python3 - "$repo/bench" <<'EOF_PY'
 import sys
@@ -597,33 +599,35 @@ sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
 import report
 from case import Case
 c = Case("containers-thin-full-patched", "containers", "thin", "full", None, "patched", n=2)
-d = {"start_s": [1.0, 3.0], "samples": [{"n": 2, "disk_read_kb": 20480,
+d = {"start_s": [1.0, 3.0], "samples": [{"n": 2, "disk_read_kb": 20480, "cached_kb": 12288,
      "pcdedup": {"vmstat": {"pcdedup_fill": 1024}}}]}
 rows = [l for l in report.start_notes({c.name: (c, d)}) if l.startswith("| containers")]
 print(rows[0].replace(" ", "") if rows else "none")
 EOF_PY
 }
-expect_eq report-start-reads-outside-shares "|containers-thin-full-patched|2|2.00|20.0|4.0|8.00|" "$(start_note)"
+expect_eq report-start-reads-outside-shares "|containers-thin-full-patched|2|2.00|20.0|12.0|4.0|4.00|" "$(start_note)"
 
-# An open start target says what each start reads outside the shares against
-# the shared lower's (4 MiB over 2 containers: 2 MiB); a met one says nothing.
+# An open start target says what each start reads besides file data against
+# what one on the shared lower reads besides its data (80 KiB over 2
+# containers: 0.04 MiB, not the 4 MiB its data adds); a met one says nothing.
 start_why() {
 	python3 - "$repo/bench" <<'EOF_PY'
 import sys
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
 import report
 from case import Case
-def case(scen, verify, read_kb):
+def case(scen, verify, read_kb, cached_kb):
     c = Case(f"containers-{scen}-{verify}-patched", "containers", scen, verify, None,
              "patched", n=2)
     return c.name, (c, {"start_s": [1.0, 1.0], "samples": [
-        {"n": 2, "disk_read_kb": read_kb, "pcdedup": {"vmstat": {"pcdedup_fill": 1024}}}]})
-cont = dict([case("thin", "full", 20480), case("shared", "off", 4096 + 4096),
-             case("distinct", "full", 8192)])
+        {"n": 2, "disk_read_kb": read_kb, "cached_kb": cached_kb,
+         "pcdedup": {"vmstat": {"pcdedup_fill": 1024}}}]})
+cont = dict([case("thin", "full", 20480, 12288), case("shared", "off", 8192, 8112),
+             case("distinct", "full", 8192, 4096)])
 v = {"containers/thin/full/start-vs-shared": "**missed** (0.26x over)",
      "containers/distinct/full/start-vs-shared": "**met** (0.01x to spare)"}
 for line in report.start_reasons(v, cont):
-    print(line.split(": ", 1)[1].split(" (")[0])
+    print(line.split(": ", 1)[1])
 EOF_PY
 }
 # An open cached psync target quotes micro's reread: 1000/900 and 1010/900
@@ -645,7 +649,7 @@ EOF_PY
 }
 expect_eq report-why-cached "\`fio/cached/psync/rand4k/trust-vs-off\`: a cached read through a share costs 1.12x a plain one" \
 	"$(cached_why)"
-expect_eq report-why-start "each start of containers-thin-full-patched read 8.00 MiB from disk outside the shares" \
+expect_eq report-why-start "each start of containers-thin-full-patched read 4.00 MiB from disk besides file data (its own inodes, directories and keys), one on the shared lower 0.04 MiB, 102x (What a container start reads outside the shares)." \
 	"$(start_why)"
 
 # No verdict without a spread: one boot each gives the figure and n/a; a
@@ -681,3 +685,88 @@ partial_row() {
 		grep -F '| page cache, thin + pcdedup (verify=full) vs the same without pcdedup |' "$p/report.md"
 }
 check report-partial-run-no-self-comparison bash -c "$(declare -f partial_row); tmp='$tmp' res='$res'; partial_row | grep -qF '| n/a |'"
+
+# Density arms booted several times: the later boots (NAME-bK) join their
+# arm, the figure is the ratio of the medians of N reached and its bracket
+# runs from the lowest N reached to the highest first fail - 1 of the boots.
+density_boots() {
+	python3 - "$repo/bench" <<'EOF_PY'
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
+import report
+from case import Case
+def res(last):
+    return {"samples": [{"n": n, "alive": n, "events": {}, "pace": 1.0,
+                         "refault_fraction": 0.5 if n == last + 1 else 0.0,
+                         "disk_fraction": 0.0} for n in range(1, last + 2)],
+            "capped": None, "start_s": [1.0] * (last + 1), "error": None}
+p = {"fit_fraction": 0.01, "min_pace": 0.2, "max_s": 300}
+dens = {}
+for verify, lasts in (("default", (27, 29, 28)), ("off", (7, 8, 7))):
+    for boot, last in enumerate(lasts, 1):
+        name = f"density-thin-{verify}" + (f"-b{boot}" if boot > 1 else "")
+        c = Case(name, "density", "thin", verify, n=64, params=dict(p, boot=boot))
+        dens[name] = (c, res(last))
+boots = report.density_boots(dens)
+print(" ".join(f"{a}:{len(cds)}" for a, cds in sorted(boots.items())))
+t = {"target": "t", "want": ">=", "limit": 2.0, "unit": "x"}
+print("|".join(report.target_row(t, report.density_figures(boots)["density/thin/on-vs-off"])[2:]))
+EOF_PY
+}
+expect_eq report-density-boots-bracket "density-thin-default:3 density-thin-off:3
+4.00x [3.38-4.14x] (N 27/29/28 vs 7/8/7; first fail 28/30/29 vs 8/9/8)|**met** (2.00x to spare)" \
+	"$(density_boots 2>&1)"
+
+# The server ramp's table: each boot's N reached, their median and range,
+# and why each boot stopped, in words.
+server_ramp() {
+	python3 - "$repo/bench" <<'EOF_PY'
+import sys, tempfile
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
+import report_serverramp as r
+from case import Case
+def res(reached, why):
+    rnd = {"round_s": 1.0, "disk_read_kb": 0, "events": {"oom_kill": 0}, "errors": [],
+           "alive": 0}
+    samples = [{"n": n, "ok": True, "memavailable_drop_kb": 40 * 1024 * n,
+                "meminfo": {"Cached": 50000 + 10 * 1024 * n},
+                "rounds": [dict(rnd, alive=n)]} for n in range(1, reached + 1)]
+    bad = dict(rnd, alive=reached + 1)
+    bad.update(why)
+    samples.append({"n": reached + 1, "ok": False, "rounds": [bad]})
+    return {"pairs": ["redis", "nginx"], "reached": reached, "first_fail": reached + 1,
+            "before": {"Cached": 50000}, "samples": samples}
+cases = {}
+for verify, lasts in (("off", (9, 10, 9)), ("full", (12, 12, 13))):
+    for boot, last in enumerate(lasts, 1):
+        c = Case(f"serverramp-thin-{verify}-b{boot}", "serverramp", "thin", verify,
+                 params={"boot": boot})
+        why = {"disk_read_kb": 3072} if verify == "off" else {"events": {"oom_kill": 1}}
+        cases[c.name] = (c, res(last, why))
+md = []
+with tempfile.TemporaryDirectory() as out:
+    r.serverramp_section(out, r.load_ramps(cases), md)
+for line in md:
+    if line.startswith("| thin"):
+        print("|".join(x.strip() for x in line.split("|")[2:9]))
+EOF_PY
+}
+expect_eq report-serverramp-rows "pcdedup off|9 / 10 / 9|9.0|9-10|40.0|10.0|N=10: check round read 3.0 MiB; N=11: check round read 3.0 MiB; N=10: check round read 3.0 MiB
+pcdedup on (verify=full)|12 / 12 / 13|12.0|12-13|40.0|10.0|N=13: OOM kill; N=13: OOM kill; N=14: OOM kill" \
+	"$(server_ramp 2>&1)"
+
+# A ramp boot that stopped on nothing (no failing sample) says so instead
+# of a reason it does not have, and a capped one says why.
+ramp_reasons() {
+	python3 - "$repo/bench" <<'EOF_PY'
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/guest"]
+import report_serverramp as r
+print(r.fail_reason({"samples": [{"n": 1, "ok": True}]}))
+print(r.fail_reason({"capped": "time", "samples": []}))
+print(r.fail_reason({"samples": [{"n": 3, "ok": False, "start_error": "crun: exit 1"}]}))
+EOF_PY
+}
+expect_eq report-serverramp-reasons "no sample failed
+capped (time)
+N=3: did not start and serve (crun: exit 1)" "$(ramp_reasons 2>&1)"
