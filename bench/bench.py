@@ -457,9 +457,10 @@ def main():
     ap.add_argument("--density-budget", type=int, metavar="SECONDS",
                     help="the density job's time budget (default: the mode's, 5400 s "
                     "in full); what each case was given is in its results")
-    ap.add_argument("--set", choices=["all"] + sorted(CASE_SETS), default="all",
-                    help="which cases: all (default), or images: the version pairs of "
-                    "real images")
+    ap.add_argument("--set", choices=["all"] + sorted(CASE_SETS),
+                    help="which cases: all (default), or images: the real images' "
+                    "pairs, servers and server ramp; with --resume, the run's own set "
+                    "unless given (all: the rest of the full run after an images run)")
     ap.add_argument("--rerun", metavar="PREFIXES",
                     help="with --resume: run again the cases whose name starts with one of "
                     "these (comma-separated; NAME$: that name exactly), passed or not; "
@@ -477,9 +478,13 @@ def main():
             with open(os.path.join(raw, "config.json")) as f:
                 config = json.load(f)
             quick = config["quick"]
-            # the run's set of cases is the one it was started with
-            if a.set == "all":
+            # the run's set of cases is the one it was started with, or
+            # the one given now (an images run widened to all)
+            if a.set is None:
                 a.set = config.get("set", "all")
+            elif a.set != config.get("set", "all"):
+                with open(os.path.join(raw, "config.json"), "w") as f:
+                    json.dump(dict(config, set=a.set), f, indent=1)
         except (OSError, ValueError, KeyError) as e:
             sys.exit(f"bench: cannot resume {results}: {e}")
         KEPT.update({s["case"]: s for s in earlier["cases"]
@@ -489,6 +494,7 @@ def main():
                          if a.rerun and named(s["case"], a.rerun)})
     else:
         quick = a.quick
+        a.set = a.set or "all"
         with open(os.path.join(REPO, "build/kernel-patched/include/config/kernel.release")) as f:
             release = f.read().strip()
         name = (f"pcdedup-{release.rstrip('+')}-{time.strftime('%Y%m%d-%H%M')}"
