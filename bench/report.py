@@ -1768,7 +1768,8 @@ def main():
     head, body = [], []
     pairs = report_pairs.load_pairs(raw, cases)
     report_pairs.pairs_section(results, pairs, head)
-    report_services.services_section(results, report_services.load_services(cases), head)
+    report_services.services_section(results, report_services.load_services(cases), head,
+                                     pairs)
     report_serverramp.serverramp_section(results, report_serverramp.load_ramps(cases), head)
     density_section(results, boots, head, status.get("cases", []))
     containers_section(results, cont or dens, body, from_density=not cont)

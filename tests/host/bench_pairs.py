@@ -295,6 +295,27 @@ def services_table_splits_first_and_later_starts():
     expect(csv_written, "services.csv not written")
 
 
+@test
+def services_touched_is_first_containers_file_pages():
+    """What a server touches: each version's first container's memcg file
+    pages in the pcdedup-off boot, against that version's image bytes; the
+    later containers' and the pcdedup-on boot's figures stay out."""
+    def container(i, version, file_kb):
+        return {"container": i, "version": version, "ready_s": 1.0, "start_disk_kb": 0,
+                "memcg": {"file": file_kb}}
+    off = {"containers": [container(1, "older", 10240), container(2, "newer", 5120),
+                          container(3, "older", 99999)]}
+    on = {"containers": [container(1, "older", 1), container(2, "newer", 1)]}
+    cases = {}
+    for verify, d in (("off", off), ("full", on)):
+        c = Case(f"services-redis-{verify}", "services", "thin", verify, params={"pair": "redis"})
+        cases[c.name] = (c, d)
+    pairs = {"redis": {"ceiling": {"bytes": {"older": 100 * 2**20, "newer": 50 * 2**20}}}}
+    rows = report_services.touched(report_services.load_services(cases), pairs)
+    want = [["redis", "older", 100.0, 10.0, 10.0], ["redis", "newer", 50.0, 5.0, 10.0]]
+    expect(rows == want, f"rows {rows}, want {want}")
+
+
 def main():
     print("KTAP version 1")
     print(f"1..{len(TESTS)}")
