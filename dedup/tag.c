@@ -13,6 +13,7 @@
 #include "exitcode.h"
 #include "fileops.h"
 #include "key.h"
+#include "lease.h"
 #include "mac.h"
 #include "parse.h"
 #include "setkey.h"
@@ -24,14 +25,15 @@ struct tag_run {
 };
 
 /*
- * Setting the attribute moves ctime, so only size and mtime can tell us
- * that the content changed between the end of the hash and the set.
+ * Did the content change between the end of the hash and the set? The
+ * read lease says whether anyone opened the file for writing meanwhile;
+ * size and mtime are checked besides (setting the attribute moves ctime).
  */
 static bool changed_since(int fd, const struct stat *seen)
 {
 	struct stat now;
 
-	if (fstat(fd, &now) != 0)
+	if (lease_broken(fd) || fstat(fd, &now) != 0)
 		return true;
 	return now.st_size != seen->st_size ||
 	       now.st_mtim.tv_sec != seen->st_mtim.tv_sec ||
@@ -132,15 +134,26 @@ static void tag_file(struct driver *d, struct hasher *h, const struct work_item 
 	struct file_tree tree;
 	struct stat seen;
 	char why[256];
-	int fd;
+	int fd, err;
 
 	fd = open_walked(it, NULL, why, sizeof(why));
 	if (fd < 0) {
 		driver_error(d, it->path, why);
 		return;
 	}
+	/* Held until close(), after the key is set and checked. */
+	err = d->dry_run ? 0 : lease_take(fd, why, sizeof(why));
+	if (err) {
+		/* Not the owner and no CAP_LEASE: root has both. */
+		if (!driver_denied(d, fd, err == EACCES ? EPERM : err))
+			driver_error(d, it->path, why);
+		close(fd);
+		return;
+	}
 	if (hash_fd(h, fd, &tree, &seen, why, sizeof(why)) != 0) {
 		driver_error(d, it->path, why);
+	} else if (!d->dry_run && lease_broken(fd)) {
+		driver_error(d, it->path, "file changed while hashed (opened for writing)");
 	} else {
 		atomic_fetch_add(&d->bytes, tree.size);
 		tag_tree(d, fd, it, &tree, &seen);
@@ -233,7 +246,10 @@ static const struct cmd_spec tag_spec = {
 	"on stderr meanwhile. Every file that fails gets one line\n"
 	"'pcdedup: PATH: REASON' on stderr, 'in use (open for write or shared),\n"
 	"not tagged' when the kernel refuses a key to a file open for write or\n"
-	"shared.",
+	"shared. Each file is hashed and keyed under a read lease: a file open\n"
+	"for writing elsewhere is not tagged, and one opened for writing before\n"
+	"its key is set and checked has the key taken off again ('file changed\n"
+	"while tagged; key removed'); the writer waits until then.",
 	.exits = tag_exits,
 };
 
@@ -251,6 +267,7 @@ static int tag_main(int argc, char **argv)
 	};
 	struct tag_run run = { .level = SETKEY_LEVEL_LOWEST };
 
+	lease_setup();
 	return driver_main(&cmd, &run, argc, argv);
 }
 

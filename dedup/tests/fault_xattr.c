@@ -15,11 +15,16 @@
  * PCDEDUP_TEST_HASH_DELAY_US=N: every read() or pread() of a regular file
  * that returns data sleeps N microseconds after it, so that a test can
  * change a file while it is being hashed.
+ * PCDEDUP_TEST_SET_MARK=PATH, PCDEDUP_TEST_SET_DELAY_US=N: fsetxattr() of
+ * trusted.pcdedup creates PATH, then sleeps N microseconds before the real
+ * call, so that a test can act between the end of a hash and the key.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -71,9 +76,23 @@ int fsetxattr(int fd, const char *name, const void *value, size_t size, int flag
 
 	if (!err && max && size > strtoul(max, NULL, 10))
 		err = E2BIG;
+	const char *mark = getenv("PCDEDUP_TEST_SET_MARK");
+
 	if (err) {
 		errno = err;
 		return -1;
+	}
+	if (mark && strcmp(name, "trusted.pcdedup") == 0) {
+		const char *delay = getenv("PCDEDUP_TEST_SET_DELAY_US");
+		unsigned long us = delay ? strtoul(delay, NULL, 10) : 0;
+		struct timespec ts = { .tv_sec = (time_t)(us / 1000000),
+				       .tv_nsec = (long)(us % 1000000) * 1000 };
+		int m = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+		if (m >= 0)
+			close(m);
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
 	}
 	return real_fsetxattr(fd, name, value, size, flags);
 }

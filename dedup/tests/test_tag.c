@@ -20,6 +20,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -1521,6 +1522,90 @@ static void test_hard_links(void)
 	free_result(&r);
 }
 
+/*
+ * The file's owner writes bytes of the same size between the end of the
+ * hash and the key, and puts the mtime back (the shim holds the set open
+ * for 0.6 s and says when it starts): the read lease makes the writer
+ * wait, the tool sees the break and takes the key off again, and the
+ * write lands on a file without a key. Without the lease the key for the
+ * old bytes stays on the new ones.
+ */
+static void test_written_before_key(void)
+{
+	char *dir = make_tmpdir("raced"), *victim = path_join(dir, "victim");
+	char *mark = path_join(dir, "..raced-mark"), *mark_env, bytes[2] = { 0 };
+	const struct timespec poll = { .tv_nsec = 2 * 1000 * 1000 };
+	struct run_result r;
+	struct stat st;
+	pid_t tool, writer;
+	int status = -1, fd;
+
+	if (asprintf(&mark_env, "PCDEDUP_TEST_SET_MARK=%s", mark) < 0)
+		abort();
+	const char *const env[] = { preload_env, mark_env, "PCDEDUP_TEST_SET_DELAY_US=600000",
+				    NULL };
+	char *argv[] = { (char *)bin, (char *)"tag", (char *)"--quiet", victim, NULL };
+	struct run_spec spec = { .env = env };
+
+	write_pattern(victim, 64 * 1024, 1);
+	tool = spawn_cmd(&spec, argv, &r);
+	for (int i = 0; i < 5000 && access(mark, F_OK) != 0; i++)
+		nanosleep(&poll, NULL);
+	writer = fork();
+	if (writer == 0) {
+		struct timespec times[2];
+
+		if (stat(victim, &st) != 0)
+			_exit(2);
+		times[0] = st.st_atim;
+		times[1] = st.st_mtim;
+		fd = open(victim, O_WRONLY);
+		if (fd < 0 || pwrite(fd, "XY", 2, 0) != 2 || futimens(fd, times) != 0)
+			_exit(3);
+		_exit(close(fd) == 0 ? 0 : 4);
+	}
+	wait_cmd(tool, &r);
+	if (writer > 0)
+		waitpid(writer, &status, 0);
+	fd = open(victim, O_RDONLY);
+	if (fd < 0 || pread(fd, bytes, 2, 0) != 2)
+		bytes[0] = 0;
+	if (fd >= 0)
+		close(fd);
+	if (access(mark, F_OK) != 0 || status != 0 || memcmp(bytes, "XY", 2) != 0) {
+		fail("tag-written-before-key", "the race did not run: mark %s, writer %d, bytes %.2s",
+		     access(mark, F_OK) == 0 ? "seen" : "never", status, bytes);
+	} else {
+		expect("tag-written-before-key", r.status == 1 && !has_key(victim) &&
+		       contains(r.err, "victim: file changed while tagged; key removed"),
+		       "exit %d, key %s, err '%s'", r.status, has_key(victim) ? "left" : "none",
+		       r.err);
+	}
+	free_result(&r);
+}
+
+/* A file someone has open for writing is not tagged (the lease is refused). */
+static void test_open_for_write_not_tagged(void)
+{
+	char *dir = make_tmpdir("held"), *victim = path_join(dir, "victim");
+	struct run_result r;
+	int fd;
+
+	write_pattern(victim, 64 * 1024, 2);
+	fd = open(victim, O_WRONLY);
+	pcd(&r, "tag", "--quiet", victim);
+	expect("tag-open-for-write-not-tagged", fd >= 0 && r.status == 1 && !has_key(victim) &&
+	       contains(r.err, "victim: open for writing by another process: not tagged"),
+	       "exit %d, key %s, err '%s'", r.status, has_key(victim) ? "set" : "none", r.err);
+	if (fd >= 0)
+		close(fd);
+	free_result(&r);
+	pcd(&r, "tag", "--quiet", victim);
+	expect("tag-open-for-write-tagged-after-close", r.status == 0 && key_state(victim) == 1,
+	       "exit %d: %s", r.status, r.err);
+	free_result(&r);
+}
+
 int main(void)
 {
 	char *probe_dir;
@@ -1531,7 +1616,7 @@ int main(void)
 	 * Every case of the tests below; without trusted.* attributes (not
 	 * root) two groups and the five skips below.
 	 */
-	harness_plan(have_xattrs ? 159 : 14);
+	harness_plan(have_xattrs ? 162 : 14);
 	if (!cli_init())
 		return harness_exit();
 	/* These need no trusted.* attributes, or check they cannot be set. */
@@ -1566,5 +1651,7 @@ int main(void)
 	test_level_above_2();
 	test_many_files();
 	test_hard_links();
+	test_written_before_key();
+	test_open_for_write_not_tagged();
 	return harness_exit();
 }
