@@ -82,3 +82,52 @@ def paired_figure(ratios, note=""):
     else:
         f.lo, f.hi = min(r), max(r)
     return f
+
+
+def mib(kb):
+    return None if kb is None else kb / 1024
+
+
+def spread_text(vals, fmt="{:.1f}"):
+    """min-max of VALS as text, None with fewer than two."""
+    vals = [v for v in vals if v is not None]
+    if len(vals) < 2:
+        return None
+    return f"{fmt.format(min(vals))}-{fmt.format(max(vals))}"
+
+
+def ratio_figure(a, b, note=""):
+    """The ratio of the medians of A and B (lists over boots), bracketed by
+    min(A)/max(B) .. max(A)/min(B): no bracket with fewer than two of each."""
+    a, b = [x for x in a if x is not None], [x for x in b if x is not None]
+    if not a or not b or min(b) <= 0:
+        return Figure(note=note, why="not measured")
+    f = Figure(statistics.median(a) / statistics.median(b), note=note)
+    if len(a) < 2 or len(b) < 2:
+        f.why = f"no spread: {len(a)} and {len(b)} boots"
+    else:
+        f.lo, f.hi = min(a) / max(b), max(a) / min(b)
+    return f
+
+
+def as_change(f):
+    """A ratio figure as a change in percent."""
+    pct = (lambda x: None if x is None else (x - 1) * 100)
+    return Figure(pct(f.value), pct(f.lo), pct(f.hi), f.note, f.why)
+
+
+def median_ci(xs):
+    """A distribution-free 95% interval of the median of XS (order
+    statistics n/2 -+ 0.98 sqrt(n)); None for fewer than 6 values."""
+    xs = sorted(x for x in xs if x is not None)
+    n = len(xs)
+    if n < 6:
+        return None
+    j = max(int(n / 2 - 0.98 * n ** 0.5), 1)
+    k = min(int(n / 2 + 1 + 0.98 * n ** 0.5 + 0.999), n)
+    return xs[j - 1], xs[k - 1]
+
+
+def short_of(verdict):
+    """Whether a verdict leaves its target open: missed or inconclusive."""
+    return verdict.startswith(("**missed**", "inconclusive"))

@@ -12,28 +12,20 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import traceback
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path[:0] = [os.path.join(REPO, "bench"), os.path.join(REPO, "bench/guest")]
 import bench  # noqa: E402
 import images  # noqa: E402
-import report as report_md  # noqa: E402
+from case import Case  # noqa: E402
+from ktap import expect, main, test  # noqa: E402
+from report_base import Figure  # noqa: E402
+from report_containers import containers_section  # noqa: E402
 import report_pairs  # noqa: E402
 import report_services  # noqa: E402
-from case import Case  # noqa: E402
-
-TESTS = []
+from report_targets import target_row  # noqa: E402
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def expect(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 def rows_tsv(rows):
@@ -251,9 +243,9 @@ def copy_image_lists_cuts_digests():
 @test
 def target_row_tells_a_figure_from_its_limit():
     t = {"target": "disk", "want": "<=", "limit": 0.10, "unit": "x"}
-    got = report_md.target_row(t, report_md.Figure(0.1011, why="one boot: no spread"))[2]
+    got = target_row(t, Figure(0.1011, why="one boot: no spread"))[2]
     expect(got == "0.1011x", f"0.1011 against 0.10 printed as {got!r}")
-    got = report_md.target_row(t, report_md.Figure(0.5, 0.4, 0.6))[2]
+    got = target_row(t, Figure(0.5, 0.4, 0.6))[2]
     expect(got == "0.50x [0.40-0.60x]", f"0.5 printed as {got!r}")
 
 
@@ -263,7 +255,7 @@ def start_table_counts_making_the_roots():
     d = {"start_s": [1.0, 2.0, 2.0, 3.0], "setup_s": 10.0, "samples": [], "error": None}
     with tempfile.TemporaryDirectory() as tmp:
         md = []
-        report_md.containers_section(tmp, {case.name: (case, d)}, md)
+        containers_section(tmp, {case.name: (case, d)}, md)
     r = row("\n".join(md), "| 1 |")
     cells = [c.strip() for c in (r or "").strip("|").split("|")]
     expect(cells[-2:] == ["10.0", "2.50"], f"roots s, per root s: {cells[-2:]} in {r}")
@@ -314,22 +306,6 @@ def services_touched_is_first_containers_file_pages():
     rows = report_services.touched(report_services.load_services(cases), pairs)
     want = [["redis", "older", 100.0, 10.0, 10.0], ["redis", "newer", 50.0, 5.0, 10.0]]
     expect(rows == want, f"rows {rows}, want {want}")
-
-
-def main():
-    print("KTAP version 1")
-    print(f"1..{len(TESTS)}")
-    failed = 0
-    for i, fn in enumerate(TESTS, 1):
-        try:
-            fn()
-            print(f"ok {i} {fn.__name__}")
-        except Exception as e:  # every failure is this case's, with its reason
-            failed += 1
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-            print(f"not ok {i} {fn.__name__}")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -11,18 +11,12 @@ import struct
 import sys
 import tempfile
 import threading
-import traceback
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "bench/guest"))
+from ktap import main, test  # noqa: E402
 import servers  # noqa: E402
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def raises(fn, *args):
@@ -273,22 +267,6 @@ def passwd_ids_of_a_user():
         if servers.passwd_ids(root, "postgres") != (100, 102):
             raise AssertionError(servers.passwd_ids(root, "postgres"))
         raises(servers.passwd_ids, root, "mysql")
-
-
-def main():
-    print("KTAP version 1")
-    print(f"1..{len(TESTS)}")
-    failed = 0
-    for i, fn in enumerate(TESTS, 1):
-        try:
-            fn()
-            print(f"ok {i} {fn.__name__}")
-        except Exception as e:  # every failure is this case's, with its reason
-            failed += 1
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-            print(f"not ok {i} {fn.__name__}")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
