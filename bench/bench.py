@@ -293,10 +293,8 @@ def make_cases(cfg, accel):
         [(s, v, HOT_FRACTION, False) for s, v in cfg["density_hot"]] + \
         [(s, v, None, True) for s, v in cfg["density_operator"]]
     # Each arm density_boots times, the arms interleaved (every arm once,
-    # then again): a slow stretch of the host falls on every arm alike. The
-    # operator arm traces memory, no target reads its N: one boot.
-    dens = [(boot, *arm) for boot in range(1, cfg["density_boots"] + 1) for arm in dens
-            if boot == 1 or not arm[3]]
+    # then again): a slow stretch of the host falls on every arm alike.
+    dens = [(boot, *arm) for boot in range(1, cfg["density_boots"] + 1) for arm in dens]
     for boot, scen, verify, hot, operator in dens:
         n = min(cfg["density_n"], cfg["versions"]) if scen == "distinct" else cfg["density_n"]
         # slab_nomerge, on every density boot alike: each slab cache keeps
