@@ -29,7 +29,9 @@ def fail_reason(d):
         return "no sample failed"
     s = bad[-1]
     if s.get("start_error"):
-        return f"N={s['n']}: did not start and serve ({s['start_error'][:80]})"
+        # the guest's message, then the server's log: its first line
+        said = " ".join(s["start_error"].splitlines()[0].split())
+        return f"N={s['n']}: did not start and serve ({said[:60]})"
     r = s["rounds"][-1]
     parts = []
     if r["errors"]:

@@ -772,12 +772,17 @@ def report_serverramp_rows():
 @test
 def report_serverramp_reasons():
     """A boot that stopped on nothing says so instead of a reason it does not
-    have; a capped one says why; one whose container did not start says what
-    it said."""
+    have; a capped one says why; one whose container did not start says the
+    first line of what it said."""
     r = report_serverramp.fail_reason
-    expect_eq(["no sample failed", "capped (time)", "N=3: did not start and serve (crun: exit 1)"],
+    expect_eq(["no sample failed", "capped (time)", "N=3: did not start and serve (crun: exit 1)",
+               "N=19: did not start and serve (c19 (older) not answering: m /var/lib)"],
               [r({"samples": [{"n": 1, "ok": True}]}), r({"capped": "time", "samples": []}),
-               r({"samples": [{"n": 3, "ok": False, "start_error": "crun: exit 1"}]})])
+               r({"samples": [{"n": 3, "ok": False, "start_error": "crun: exit 1"}]}),
+               # the server's log after the guest's message: one line of it,
+               # never a line break in a table cell
+               r({"samples": [{"n": 19, "ok": False, "start_error":
+                               "c19 (older) not answering: m /var/lib\n2026-12-07 [Note] x"}]})])
 
 
 if __name__ == "__main__":
