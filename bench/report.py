@@ -111,7 +111,9 @@ def main():
     report_pairs.pairs_section(results, pairs, head)
     report_services.services_section(results, report_services.load_services(cases), head,
                                      pairs)
-    report_serverramp.serverramp_section(results, report_serverramp.load_ramps(cases), head)
+    report_serverramp.serverramp_section(
+        results, report_serverramp.load_ramps(cases), head,
+        next((c.mem for c, _ in cases.values() if c.kind == "serverramp"), None))
     density_section(results, boots, head, status.get("cases", []))
     memory_section(results, dens, head)
     containers_section(results, cont or dens, body, from_density=not cont)

@@ -57,7 +57,8 @@ def per_container_at(d, n):
     return None, None
 
 
-def serverramp_section(results, arms, md):
+def serverramp_section(results, arms, md, mem=None):
+    """The section, from ARMS (load_ramps()), in guests of MEM."""
     if not arms:
         return
     any_d = next(d for ds in arms.values() for d in ds if d)
@@ -97,6 +98,8 @@ def serverramp_section(results, arms, md):
     md += table(cols, rows)
     write_csv(results, "serverramp.csv", [h for h, _ in cols], rows)
     md += ["![server containers that fit](serverramp.png)", ""]
+    title = ("Mixed real servers in one guest" + (f" of {mem}" if mem else "")
+             + ": median of the boots, bars their range")
     gnuplot(results, datablock("R", plot) + """set terminal pngcairo size 800,400 font ",11"
 set output "serverramp.png"
 set style fill solid 0.8 border -1
@@ -105,7 +108,7 @@ set ylabel "server containers that fit"
 set yrange [0:*]
 set grid ytics
 unset key
-set title "Mixed real servers in one guest: median of the boots, bars their range"
+set title "TITLE"
 plot $R using 0:2:xtic(1) with boxes lc rgb "#1f77b4", \\
      '' using 0:2:3:4 with yerrorbars lc rgb "black" pt -1
-""")
+""".replace("TITLE", title))
