@@ -98,21 +98,12 @@ def main():
     pairs = p["pairs"]
     volumes = c.image_volumes(pairs)
     secret = c.attach_images(volumes)
-    os.makedirs(f"{services.WORK}/ctl", exist_ok=True)
-    os.makedirs(f"{services.WORK}/bundles", exist_ok=True)
-    base_config = f"{services.WORK}/config.json"
-    with open(f"/mnt/{volumes[0]}/bundle/config.json") as fin, open(base_config, "w") as fout:
-        fout.write(fin.read())
+    base_config = services.prepare(volumes[0])
     if case.scenario == "thin":
         for v in volumes:
             thinpool.umount(f"/mnt/{v}")
     else:
         thinpool.volume(c.VG, "uppers", "4G", "/mnt/uppers")
-    with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
-        f.write("+memory +pids")
-    os.makedirs(services.CGROOT)
-    with open(f"{services.CGROOT}/cgroup.subtree_control", "w") as f:
-        f.write("+memory +pids")
     c.set_pcdedup(case, secret)
     c.drop_caches()
     time.sleep(1)
@@ -161,8 +152,7 @@ def main():
     result["reached"], result["first_fail"] = reached, first_fail
     result["pcdedup_after"] = c.pcdedup_status()
     c.write_json(a.out, result)
-    for i, _ in running:
-        subprocess.run(["crun", "delete", "-f", f"c{i}"], capture_output=True)
+    services.delete(i for i, _ in running)
 
 
 if __name__ == "__main__":

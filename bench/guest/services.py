@@ -75,6 +75,30 @@ def memory_stat(path):
         return {k: int(v) for k, v in (line.split() for line in f)}
 
 
+def prepare(config_volume):
+    """The work folders, the base config.json (umoci's, from
+    CONFIG_VOLUME's bundle) and the cgroup the containers go under (memory
+    and pids); returns the config's path."""
+    for d in ("ctl", "bundles"):
+        os.makedirs(f"{WORK}/{d}", exist_ok=True)
+    base_config = f"{WORK}/config.json"
+    with open(f"/mnt/{config_volume}/bundle/config.json") as fin, \
+            open(base_config, "w") as fout:
+        fout.write(fin.read())
+    with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
+        f.write("+memory +pids")
+    os.makedirs(CGROOT)
+    with open(f"{CGROOT}/cgroup.subtree_control", "w") as f:
+        f.write("+memory +pids")
+    return base_config
+
+
+def delete(ids):
+    """crun delete -f each container cI of IDS."""
+    for i in ids:
+        subprocess.run(["crun", "delete", "-f", f"c{i}"], capture_output=True)
+
+
 def start(i, version, server, base_config, requests, rootfs=None):
     """Container I of VERSION (on snapshot cI, or ROOTFS): crun run, then
     its first answer, then REQUESTS more; returns its figures."""
@@ -136,23 +160,12 @@ def main():
     result = {"guest": c.guest_info(), "pair": p["pair"], "containers": []}
     vols = {v: f"{p['pair']}-{v}" for v in VERSIONS}
     secret = c.attach_images(vols.values())
-    base_config = f"{WORK}/config.json"
-    os.makedirs(WORK, exist_ok=True)
-    with open(f"/mnt/{vols['older']}/bundle/config.json") as fin, \
-            open(base_config, "w") as fout:
-        fout.write(fin.read())
+    base_config = prepare(vols["older"])
     per = p.get("per_version", 3)
     ids = {v: [2 * k + 1 + j for k in range(per)] for j, v in enumerate(VERSIONS)}
     for v in VERSIONS:
         thinpool.umount(f"/mnt/{vols[v]}")
         snapshot_volumes(vols[v], ids[v])
-    for d in ("ctl", "bundles"):
-        os.makedirs(f"{WORK}/{d}", exist_ok=True)
-    with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
-        f.write("+memory +pids")
-    os.makedirs(CGROOT)
-    with open(f"{CGROOT}/cgroup.subtree_control", "w") as f:
-        f.write("+memory +pids")
     c.set_pcdedup(case, secret)
     c.drop_caches()
     time.sleep(1)
@@ -181,8 +194,7 @@ def main():
     result["memavailable_drop_kb"] = m0["MemAvailable"] - m["MemAvailable"]
     result["pcdedup_after"] = c.pcdedup_status()
     c.write_json(a.out, result)
-    for i, _ in order:
-        subprocess.run(["crun", "delete", "-f", f"c{i}"], capture_output=True)
+    delete(i for i, _ in order)
 
 
 if __name__ == "__main__":
