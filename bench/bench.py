@@ -175,38 +175,59 @@ def vm(case, args, raw, image=None, disks=(), retry=True):
     return status
 
 
-def ensure_image(versions, raw):
-    """The image is kept between runs; rebuilt when too small or its scripts changed."""
+def files_sha256(*paths):
+    """One SHA-256 over the contents of PATHS, in order."""
     h = hashlib.sha256()
-    for f in ("mkimage.py", "oci.py", "thinpool.py"):
-        with open(os.path.join(BENCH, "guest", f), "rb") as fh:
+    for path in paths:
+        with open(path, "rb") as fh:
             h.update(fh.read())
-    want = {"mkimage_sha256": h.hexdigest(), "fio_file_mib": FIO_FILE_MIB}
-    stamp = IMAGE + ".json"
+    return h.hexdigest()
+
+
+def kept_disk(path, size, keep, build):
+    """A disk image kept between runs at PATH with its stamp PATH.json:
+    used as it is when KEEP(the stamp) says so (returns None); else made
+    anew, SIZE bytes sparse, and BUILD() run on it, which returns the
+    boot's status and the stamp to write when it passed."""
+    stamp = path + ".json"
     try:
         with open(stamp) as f:
-            have = json.load(f)
-        if all(have.get(k) == v for k, v in want.items()) and have["versions"] >= versions:
-            progress("image", f"reusing build/bench/bench.img ({have['versions']} versions)")
-            return None
+            if keep(json.load(f)):
+                progress(os.path.basename(path), f"reusing {os.path.relpath(path, REPO)}")
+                return None
     except (OSError, ValueError, KeyError):
         pass
-    for f in (IMAGE, stamp):
+    for f in (path, stamp):
         if os.path.exists(f):
             os.remove(f)
-    os.makedirs(BUILD, exist_ok=True)
-    with open(IMAGE, "wb") as f:
-        f.truncate(4 << 30)
-    case = Case("image-build", "image", timeout=600 + 10 * versions, mem="2G",
-                params={"versions": versions, "fio_file_mib": FIO_FILE_MIB})
-    st = vm(case, ["python3", "bench/guest/mkimage.py"], raw, image=IMAGE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(size)
+    st, want = build()
     if st["rc"] == 0:
-        shutil.copy(os.path.join(raw, "image-build.json"), IMAGE + ".info.json")
         with open(stamp, "w") as f:
-            json.dump(dict(want, versions=versions), f)
+            json.dump(want, f)
     else:
-        os.remove(IMAGE)
+        os.remove(path)
     return st
+
+
+def ensure_image(versions, raw):
+    """The image is kept between runs; rebuilt when too small or its scripts changed."""
+    want = {"mkimage_sha256": files_sha256(*(os.path.join(BENCH, "guest", f) for f in
+                                             ("mkimage.py", "oci.py", "thinpool.py"))),
+            "fio_file_mib": FIO_FILE_MIB}
+
+    def build():
+        case = Case("image-build", "image", timeout=600 + 10 * versions, mem="2G",
+                    params={"versions": versions, "fio_file_mib": FIO_FILE_MIB})
+        st = vm(case, ["python3", "bench/guest/mkimage.py"], raw, image=IMAGE)
+        if st["rc"] == 0:
+            shutil.copy(os.path.join(raw, "image-build.json"), IMAGE + ".info.json")
+        return st, dict(want, versions=versions)
+
+    return kept_disk(IMAGE, 4 << 30, lambda have: all(have.get(k) == v for k, v in want.items())
+                     and have["versions"] >= versions, build)
 
 
 DISK_SCRIPTS = ("imagedisk.py", "thinpool.py")
@@ -218,42 +239,23 @@ def ensure_image_disk(pairs, raw):
     runs under build/bench/disks/; built again when its images, its scripts
     or the tool changed. Returns the build's status, or None when the kept
     one is used."""
-    h = hashlib.sha256()
-    for f in DISK_SCRIPTS:
-        with open(os.path.join(BENCH, "guest", f), "rb") as fh:
-            h.update(fh.read())
-    with open(os.path.join(REPO, "dedup/pcdedup"), "rb") as fh:
-        h.update(fh.read())
-    want = {"scripts_sha256": h.hexdigest(),
+    want = {"scripts_sha256": files_sha256(
+                *(os.path.join(BENCH, "guest", f) for f in DISK_SCRIPTS),
+                os.path.join(REPO, "dedup/pcdedup")),
             "manifests": [images.load_info(pair, v)["manifest"]
                           for pair in pairs for v in images.VERSIONS]}
     path = image_disk(pairs)
-    stamp = path + ".json"
-    name = "imagedisk-" + "-".join(pairs)
-    try:
-        with open(stamp) as f:
-            if json.load(f) == want:
-                progress(name, f"reusing {os.path.relpath(path, REPO)}")
-                return None
-    except (OSError, ValueError):
-        pass
-    for f in (path, stamp):
-        if os.path.exists(f):
-            os.remove(f)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as f:
-        f.truncate(12 << 30)
-    # umoci under TCG: 2-6 minutes an image, on a busy host
-    case = Case(name, "image", verify="off", mem="2G", timeout=900 + 600 * 2 * len(pairs),
-                params={"pairs": list(pairs), "images": os.path.relpath(images.IMAGES, REPO),
-                        "pool_size": "11G"})
-    st = vm(case, ["python3", "bench/guest/imagedisk.py"], raw, image=path)
-    if st["rc"] == 0:
-        with open(stamp, "w") as f:
-            json.dump(want, f)
-    else:
-        os.remove(path)
-    return st
+
+    def build():
+        # umoci under TCG: 2-6 minutes an image, on a busy host
+        case = Case("imagedisk-" + "-".join(pairs), "image", verify="off", mem="2G",
+                    timeout=900 + 600 * 2 * len(pairs),
+                    params={"pairs": list(pairs),
+                            "images": os.path.relpath(images.IMAGES, REPO),
+                            "pool_size": "11G"})
+        return vm(case, ["python3", "bench/guest/imagedisk.py"], raw, image=path), want
+
+    return kept_disk(path, 12 << 30, lambda have: have == want, build)
 
 
 def image_disk(pairs):
