@@ -48,10 +48,11 @@ QUICK = {"versions": 24, "container_n": 0, "container_samples": [],
          "ramp_arms": [], "ramp_boots": 0, "ramp_mem": "768M"}
 # FULL: idle containers up to N=50 (a crun start costs about 2-3 s under
 # TCG: 100 per case would not fit the hour). Density: containers are added
-# until a sample fails, in 384 MiB (in 512 MiB the limits lie near N=30 and
-# three boots of every arm took 90 minutes here; in 384 MiB they fit the
-# three hours of the whole run); density_n and density_max_s (one case's
-# ramp) only bound a runaway case,
+# until a sample fails, in 384 MiB (in 512 MiB the limits lie near N=30:
+# the first four arms of the 1428 run took 1229 s there, which with the
+# other three as in the 0201 run puts three boots near 85 minutes; in 384
+# MiB one set of seven took 1210 s); density_n and density_max_s (one
+# case's ramp) only bound a runaway case,
 # far above the limits measured, and density_budget_s the whole density job
 # (boots included: see density_max_s()); a case that reaches any of them is
 # reported as capped, with no verdict. Coarse samples every 4, then every N
