@@ -15,6 +15,8 @@
  * PCDEDUP_TEST_HASH_DELAY_US=N: every read() or pread() of a regular file
  * that returns data sleeps N microseconds after it, so that a test can
  * change a file while it is being hashed.
+ * PCDEDUP_FAULT_SETLEASE=ERRNO makes fcntl(F_SETLEASE) fail with ERRNO (a
+ * filesystem without leases, or fs.leases-enable 0).
  * PCDEDUP_TEST_SET_MARK=PATH, PCDEDUP_TEST_SET_DELAY_US=N: fsetxattr() of
  * trusted.pcdedup creates PATH, then sleeps N microseconds before the real
  * call, so that a test can act between the end of a hash and the key.
@@ -23,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,6 +40,7 @@ typedef int (*lremovexattr_fn)(const char *, const char *);
 typedef int (*capget_fn)(cap_user_header_t, cap_user_data_t);
 typedef ssize_t (*read_fn)(int, void *, size_t);
 typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
+typedef int (*fcntl_fn)(int, int, ...);
 
 static fsetxattr_fn real_fsetxattr;
 static fgetxattr_fn real_fgetxattr;
@@ -44,6 +48,7 @@ static lremovexattr_fn real_lremovexattr;
 static capget_fn real_capget;
 static read_fn real_read;
 static pread_fn real_pread;
+static fcntl_fn real_fcntl, real_fcntl64;
 static unsigned long delay_us;
 
 int capget(cap_user_header_t hdrp, cap_user_data_t datap);
@@ -59,6 +64,8 @@ __attribute__((constructor)) static void resolve(void)
 	real_capget = (capget_fn)dlsym(RTLD_NEXT, "capget");
 	real_read = (read_fn)dlsym(RTLD_NEXT, "read");
 	real_pread = (pread_fn)dlsym(RTLD_NEXT, "pread");
+	real_fcntl = (fcntl_fn)dlsym(RTLD_NEXT, "fcntl");
+	real_fcntl64 = (fcntl_fn)dlsym(RTLD_NEXT, "fcntl64");
 	delay_us = delay ? strtoul(delay, NULL, 10) : 0;
 }
 
@@ -166,4 +173,38 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
 	if (delay_us)
 		delay_after(fd, n);
 	return n;
+}
+
+/* fcntl() passes its third argument on as a long or a pointer, alike here. */
+static int fcntl_via(fcntl_fn real, int fd, int cmd, void *arg)
+{
+	int err = injected("PCDEDUP_FAULT_SETLEASE");
+
+	if (cmd == F_SETLEASE && err) {
+		errno = err;
+		return -1;
+	}
+	return real(fd, cmd, arg);
+}
+
+int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_via(real_fcntl, fd, cmd, arg);
+}
+
+int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_via(real_fcntl64 ? real_fcntl64 : real_fcntl, fd, cmd, arg);
 }

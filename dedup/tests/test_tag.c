@@ -1606,6 +1606,21 @@ static void test_open_for_write_not_tagged(void)
 	free_result(&r);
 }
 
+/* Without a read lease (refused by the filesystem), no key is written. */
+static void test_no_lease_no_key(void)
+{
+	const char *const env[] = { preload_env, "PCDEDUP_FAULT_SETLEASE=22", NULL };
+	char *dir = make_tmpdir("nolease"), *victim = path_join(dir, "victim");
+	struct run_result r;
+
+	write_pattern(victim, 64 * 1024, 3);
+	pcd_with(&r, env, "tag", "--quiet", victim);
+	expect("tag-no-lease-no-key", r.status == 1 && !has_key(victim) &&
+	       contains(r.err, "victim: cannot take a read lease (Invalid argument): not tagged"),
+	       "exit %d, key %s, err '%s'", r.status, has_key(victim) ? "set" : "none", r.err);
+	free_result(&r);
+}
+
 int main(void)
 {
 	char *probe_dir;
@@ -1616,7 +1631,7 @@ int main(void)
 	 * Every case of the tests below; without trusted.* attributes (not
 	 * root) two groups and the five skips below.
 	 */
-	harness_plan(have_xattrs ? 162 : 14);
+	harness_plan(have_xattrs ? 163 : 14);
 	if (!cli_init())
 		return harness_exit();
 	/* These need no trusted.* attributes, or check they cannot be set. */
@@ -1653,5 +1668,6 @@ int main(void)
 	test_hard_links();
 	test_written_before_key();
 	test_open_for_write_not_tagged();
+	test_no_lease_no_key();
 	return harness_exit();
 }
