@@ -451,6 +451,22 @@ def merge_statuses(earlier, ran):
     return [ran.pop(s["case"], s) for s in earlier] + list(ran.values())
 
 
+def write_status(raw, earlier, statuses):
+    """Writes raw/status.json: the statuses so far (an earlier run's merged
+    in) and the run times. Returns the statuses written."""
+    if earlier:
+        statuses = merge_statuses(earlier["cases"], statuses)
+    this_run = round(time.monotonic() - t_start)
+    with open(os.path.join(raw, "status.json.tmp"), "w") as f:
+        json.dump({"cases": statuses,
+                   "total_seconds": this_run + (earlier["total_seconds"] if earlier else 0),
+                   "runs_seconds": (earlier.get("runs_seconds", [earlier["total_seconds"]])
+                                    if earlier else []) + [this_run]},
+                  f, indent=1)
+    os.replace(os.path.join(raw, "status.json.tmp"), os.path.join(raw, "status.json"))
+    return statuses
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -516,8 +532,10 @@ def main():
         cases = [c for c in cases if c.kind in CASE_SETS[a.set]]
     if a.only:
         cases = [c for c in cases if named(c.name, a.only)]
-    # One images disk holds every pair of the mode, whichever cases run.
-    pairs = sorted(cfg["pairs"]) if any(c.kind in IMAGE_KINDS for c in cases) else []
+    # One images disk holds every pair of the mode, whichever cases run;
+    # none is needed when every image case is kept from the earlier run.
+    pairs = (sorted(cfg["pairs"]) if any(c.kind in IMAGE_KINDS and c.name not in KEPT
+                                          for c in cases) else [])
     if pairs:
         images.ensure(pairs, log=lambda m: progress("images", m))
         copy_image_lists(pairs, raw)
@@ -566,17 +584,11 @@ def main():
             statuses.append(vm(case, script, raw, image=image_copy(image_disk(pairs))))
         else:
             statuses.append(vm(case, script, raw, disks=["micro:1G"]))
+        # on record after every case: a run stopped midway resumes from here
+        write_status(raw, earlier, statuses)
     if os.path.exists(os.path.join(BUILD, "case.img")):
         os.remove(os.path.join(BUILD, "case.img"))
-    if earlier:
-        statuses = merge_statuses(earlier["cases"], statuses)
-    with open(os.path.join(raw, "status.json"), "w") as f:
-        this_run = round(time.monotonic() - t_start)
-        json.dump({"cases": statuses,
-                   "total_seconds": this_run + (earlier["total_seconds"] if earlier else 0),
-                   "runs_seconds": (earlier.get("runs_seconds", [earlier["total_seconds"]])
-                                    if earlier else []) + [this_run]},
-                  f, indent=1)
+    statuses = write_status(raw, earlier, statuses)
     progress("report", f"writing {os.path.relpath(results, REPO)}/report.md")
     rc = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), results]).returncode
     failed = [s["case"] for s in statuses if s["rc"]]
