@@ -123,9 +123,10 @@ void key_mac(const struct secret *s, const uint8_t value[KEY_MACED_LEN],
 	for (int i = 0; i < 4; i++)
 		gen[i] = (uint8_t)(id->generation >> (8 * i));
 
-	const void *part[] = { context, value, &id->uuid_len, id->uuid, ino, gen };
+	const void *part[] = { context, value, &id->uuid_len, id->uuid, ino, gen,
+			       &id->domain_len, id->domain };
 	const size_t len[] = { sizeof(context) - 1, KEY_MACED_LEN, 1, id->uuid_len,
-			       sizeof(ino), sizeof(gen) };
+			       sizeof(ino), sizeof(gen), 1, id->domain_len };
 
 	hmac_sha256(s, part, len, sizeof(len) / sizeof(len[0]), mac);
 }

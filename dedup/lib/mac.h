@@ -4,8 +4,9 @@
  * host makes keys"): HMAC-SHA256 with the host's secret over a context
  * string and what the MAC binds. A key's MAC binds its header and digest
  * to one inode: the filesystem's UUID (FS_IOC_GETFSUUID), the inode
- * number (st_ino) and its generation (FS_IOC_GETVERSION). A domain's MAC
- * binds its name to the filesystem's UUID.
+ * number (st_ino) and its generation (FS_IOC_GETVERSION), and to the
+ * filesystem's sharing domain (fsdomain.h). A domain's MAC binds its name
+ * to the filesystem's UUID.
  */
 #ifndef PCDEDUP_MAC_H
 #define PCDEDUP_MAC_H
@@ -26,6 +27,8 @@ struct file_identity {
 	uint8_t uuid[FS_UUID_MAX];
 	uint64_t ino;
 	uint32_t generation;
+	uint8_t domain_len;		/* 0: the default domain */
+	char domain[PCDEDUP_DOMAIN_MAX];
 };
 
 /*
@@ -35,7 +38,10 @@ struct file_identity {
  */
 int fs_uuid(int fd, uint8_t *len, uint8_t uuid[FS_UUID_MAX], char *why, size_t whylen);
 
-/* The identity of the open file @fd; 0, or -1 with a reason in @why. */
+/*
+ * The identity of the open file @fd, in the default domain (file_domain()
+ * sets the filesystem's); 0, or -1 with a reason in @why.
+ */
 int file_identity(int fd, struct file_identity *id, char *why, size_t whylen);
 
 /* The MAC of a key whose value starts with @value (KEY_MACED_LEN bytes). */

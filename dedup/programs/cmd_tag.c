@@ -12,6 +12,7 @@
 #include "driver.h"
 #include "exitcode.h"
 #include "fileops.h"
+#include "fsdomain.h"
 #include "key.h"
 #include "lease.h"
 #include "mac.h"
@@ -90,7 +91,8 @@ static void tag_tree(struct driver *d, int fd, const struct work_item *it,
 	int err;
 
 	/* What the MAC binds the key to. */
-	if (file_identity(fd, &id, why, sizeof(why)) != 0) {
+	if (file_identity(fd, &id, why, sizeof(why)) != 0 ||
+	    file_domain(it->path, seen->st_dev, &d->secret, &id, why, sizeof(why)) != 0) {
 		driver_error(d, it->path, why);
 		return;
 	}

@@ -12,6 +12,7 @@
 #include "driver.h"
 #include "exitcode.h"
 #include "fileops.h"
+#include "fsdomain.h"
 #include "key.h"
 #include "mac.h"
 #include "util.h"
@@ -52,14 +53,19 @@ static bool key_matches(const struct content_key *want, const struct file_tree *
 	return true;
 }
 
-/* Is the MAC of the key in @buf right for the open file @fd? -1: cannot tell. */
-static int mac_right(struct driver *d, int fd, const uint8_t *buf,
+/*
+ * Is the MAC of the key in @buf right for the open file @fd (@it, @st), in
+ * its filesystem's domain? -1: cannot tell.
+ */
+static int mac_right(struct driver *d, int fd, const struct work_item *it,
+		     const struct stat *st, const uint8_t *buf,
 		     const struct content_key *key, char *why, size_t whylen)
 {
 	struct file_identity id;
 	uint8_t mac[KEY_MAC_LEN];
 
-	if (file_identity(fd, &id, why, whylen) != 0)
+	if (file_identity(fd, &id, why, whylen) != 0 ||
+	    file_domain(it->path, st->st_dev, &d->secret, &id, why, whylen) != 0)
 		return -1;
 	key_mac(&d->secret, buf, &id, mac);
 	return mac_equal(mac, key->mac);
@@ -86,7 +92,7 @@ static void verify_key(struct driver *d, struct hasher *h, int fd,
 		break;
 	}
 	/* The kernel ignores a key whose MAC is wrong, whatever it says. */
-	switch (mac_right(d, fd, buf, &want, why, sizeof(why))) {
+	switch (mac_right(d, fd, it, st, buf, &want, why, sizeof(why))) {
 	case -1:
 		driver_error(d, it->path, why);
 		return;

@@ -123,8 +123,13 @@ static void hmac256(const uint8_t secret[32], const uint8_t *msg, size_t len, ui
 void oracle_key_mac(const uint8_t secret[32], const uint8_t head[48],
 		    const struct oracle_id *id, uint8_t mac[32])
 {
-	uint8_t msg[14 + 48 + 1 + 16 + 8 + 4];
-	size_t n = 0;
+	uint8_t msg[14 + 48 + 1 + 16 + 8 + 4 + 1 + 64];
+	size_t n = 0, dlen = strlen(id->domain);
+
+	if (dlen > 64) {
+		memset(mac, 0, 32);
+		return;
+	}
 
 	memcpy(msg, "pcdedup-key-v3", 14);
 	n = 14;
@@ -137,6 +142,9 @@ void oracle_key_mac(const uint8_t secret[32], const uint8_t head[48],
 		msg[n++] = (uint8_t)(id->ino >> (8 * i));
 	for (int i = 0; i < 4; i++)
 		msg[n++] = (uint8_t)(id->gen >> (8 * i));
+	msg[n++] = (uint8_t)dlen;
+	memcpy(msg + n, id->domain, dlen);
+	n += dlen;
 	hmac256(secret, msg, n, mac);
 }
 

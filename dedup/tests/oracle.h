@@ -34,14 +34,19 @@ struct oracle_id {
 	uint8_t uuid[16];
 	uint64_t ino;
 	uint32_t gen;
+	char domain[65];	/* its filesystem's domain name; "": the default */
 };
 
-/* The identity of @path, from FS_IOC_GETFSUUID, stat and FS_IOC_GETVERSION. */
+/*
+ * The identity of @path, from FS_IOC_GETFSUUID, stat and FS_IOC_GETVERSION,
+ * in the default domain.
+ */
 bool oracle_identity(const char *path, struct oracle_id *id);
 
 /*
  * The key MAC: HMAC-SHA256(@secret, "pcdedup-key-v3" || @head (the 48
- * bytes of header and digest) || uuid_len || uuid || le64 ino || le32 gen).
+ * bytes of header and digest) || uuid_len || uuid || le64 ino || le32 gen
+ * || domain_len || domain).
  */
 void oracle_key_mac(const uint8_t secret[32], const uint8_t head[48],
 		    const struct oracle_id *id, uint8_t mac[32]);

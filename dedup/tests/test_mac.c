@@ -34,6 +34,7 @@ static void to_oracle(const struct file_identity *in, struct oracle_id *out)
 	memcpy(out->uuid, in->uuid, sizeof(out->uuid));
 	out->ino = in->ino;
 	out->gen = in->generation;
+	memcpy(out->domain, in->domain, in->domain_len);
 }
 
 /* The tool's MAC of @h for @i under @s. */
@@ -45,19 +46,28 @@ static void tool_mac(const struct secret *s, const uint8_t *h, const struct file
 
 static void test_key_mac_oracle(void)
 {
-	static const struct { uint8_t uuid_len; uint64_t ino; uint32_t gen; } cases[] = {
-		{ 16, 131, 0x12345678 }, { 16, 0xfedcba9876543210ull, 0xffffffff },
-		{ 0, 2, 0 }, { 8, 1ull << 40, 1 },
+	static const struct {
+		uint8_t uuid_len;
+		uint64_t ino;
+		uint32_t gen;
+		const char *domain;
+	} cases[] = {
+		{ 16, 131, 0x12345678, "" }, { 16, 0xfedcba9876543210ull, 0xffffffff, "" },
+		{ 0, 2, 0, "" }, { 8, 1ull << 40, 1, "" }, { 16, 131, 0x12345678, "tenantA" },
+		{ 16, 131, 0x12345678,
+		  "a-domain-name-of-sixty-four-bytes-the-longest-the-kernel-reads.." },
 	};
 	char name[64];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct file_identity fi = { .uuid_len = cases[i].uuid_len, .ino = cases[i].ino,
-					    .generation = cases[i].gen };
+					    .generation = cases[i].gen,
+					    .domain_len = (uint8_t)strlen(cases[i].domain) };
 		struct oracle_id oi;
 		uint8_t got[32], want[32];
 
 		fill(fi.uuid, fi.uuid_len, (unsigned)i + 9);
+		memcpy(fi.domain, cases[i].domain, fi.domain_len);
 		to_oracle(&fi, &oi);
 		tool_mac(&secret, head, &fi, got);
 		oracle_key_mac(secret.bytes, head, &oi, want);
@@ -138,6 +148,28 @@ static void test_key_mac_tamper(void)
 	tool_mac(&secret, head, &t, mac);
 	expect("mac-key-ino-and-generation-apart", memcmp(mac, base, 32) != 0,
 	       "swapping them kept the MAC");
+	/*
+	 * The domain: a key made in the default domain is not one of any
+	 * named domain, nor one domain's of another, nor of a name's prefix.
+	 */
+	same = 0;
+	for (const char *const *d = (const char *const[]){ "tenantA", "tenantB", "tenant",
+							     "none", "\0", NULL }; *d; d++) {
+		t = id;
+		t.domain_len = (uint8_t)(**d ? strlen(*d) : 1);
+		memcpy(t.domain, *d, t.domain_len);
+		tool_mac(&secret, head, &t, mac);
+		same += memcmp(mac, base, 32) == 0;
+	}
+	t = id;
+	t.domain_len = 7;
+	memcpy(t.domain, "tenantA", 7);
+	tool_mac(&secret, head, &t, base);
+	t.domain[6] = 'B';
+	tool_mac(&secret, head, &t, mac);
+	same += memcmp(mac, base, 32) == 0;
+	expect("mac-key-domain", same == 0, "%d of 6 domain changes kept the MAC", same);
+	tool_mac(&secret, head, &id, base);
 	expect("mac-equal", mac_equal(base, base) && !mac_equal(base, mac), "mac_equal wrong");
 }
 
@@ -231,7 +263,7 @@ out:
 int main(void)
 {
 	/* The number of cases the tests below run (kept with them). */
-	harness_plan(24);
+	harness_plan(27);
 	fill(secret.bytes, sizeof(secret.bytes), 1);
 	fill(head, sizeof(head), 2);
 	head[0] = 3;

@@ -8,8 +8,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# 41 cases of their own, 6 per verify mode of poison (full, trust).
-plan $((41 + 2 * 6))
+# 42 cases of their own, 6 per verify mode of poison (full, trust).
+plan $((42 + 2 * 6))
 pcdedup_on
 py() { python3 "$(dirname "$0")/citizen.py" "$@"; }
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
@@ -50,10 +50,13 @@ cp $r/o $o/d/o
 thin_snapshots pcd 7
 # E: domains set once the snapshots are mounted, before any open, by the
 # tool: the name and its MAC, made with this boot's secret for the
-# filesystem's UUID (the snapshots keep the origin's).
+# filesystem's UUID (the snapshots keep the origin's). A key's MAC binds
+# its filesystem's domain: the files of a snapshot moved to another domain
+# are tagged again there.
 domains_set() {
 	"$pcdedup" domain set /mnt/snap4 tenantA && "$pcdedup" domain set /mnt/snap5/f tenantA &&
-		"$pcdedup" domain set /mnt/snap6 tenantB && "$pcdedup" domain set /mnt/snap7 none
+		"$pcdedup" domain set /mnt/snap6 tenantB && "$pcdedup" domain set /mnt/snap7 none &&
+		"$pcdedup" tag -q --min-size 0 /mnt/snap4/f/e /mnt/snap5/f/e /mnt/snap6/f/e
 }
 check domains-set domains_set
 domain_status() { "$pcdedup" domain show --json "$1" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["domain"], d["status"])'; }
@@ -119,7 +122,14 @@ expect_eq domain-apart-two-copies 2048 "$(frames /mnt/snap4/$e /mnt/snap6/$e)"
 s0=$(vmstat open_shared)
 cat /mnt/snap7/$e >/dev/null
 expect_eq domain-none-never-shares 0 $(($(vmstat open_shared) - s0))
+# A domain change applies to the opens that follow: the keys made in the
+# old domain are not honoured in the new one until tagged there again.
 "$pcdedup" domain set /mnt/snap6 tenantA
+u0=$(vmstat key_unauthenticated) s0=$(vmstat open_shared)
+cat /mnt/snap6/$e >/dev/null
+expect_eq domain-change-old-key-not-honoured "0 1" \
+	"$(($(vmstat open_shared) - s0)) $(($(vmstat key_unauthenticated) - u0))"
+"$pcdedup" tag -q --min-size 0 /mnt/snap6/$e
 expect_eq domain-change-applies 1024 "$(frames /mnt/snap4/$e /mnt/snap6/$e)"
 # A domain attribute the tool did not make (a name and a MAC of zeros, as
 # an image could carry one) keeps the filesystem's files private.

@@ -8,23 +8,26 @@
 # files tagged on this boot (a right MAC, but for another inode), keys made
 # with another secret, version 2 keys, keys with a flipped MAC, and a
 # domain copied from another filesystem. None opens through a share, each
-# file reads its own bytes, the copied domain does not authenticate. Positive
+# file reads its own bytes, the copied domain does not authenticate, and the
+# tool will not tag under it. A filesystem whose domain attribute is removed
+# offline (an ext4 image its owner rewrites with debugfs) does not join the
+# default domain: its keys' MACs bind the domain they were made in. Positive
 # control: two files the administrator tagged with the tool do share.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-plan 20
-for t in umoci mkfs.xfs getfattr setfattr; do
+plan 23
+for t in umoci mkfs.xfs mkfs.ext4 debugfs getfattr setfattr; do
 	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
 done
 pcdedup_on
 echo 0 >"$sysfs/min_size"
 mkkey() { python3 "$(dirname "$0")/mkkey.py" "$@"; }
-A=/mnt/a B=/mnt/b C=/mnt/c D=/mnt/d E=/mnt/e F=/mnt/f w=/tmp/hostile
-mkdir -p $A $B $C $D $E $F $w
+A=/mnt/a B=/mnt/b C=/mnt/c D=/mnt/d E=/mnt/e F=/mnt/f G=/mnt/g w=/tmp/hostile
+mkdir -p $A $B $C $D $E $F $G $w
 cleanup() {
 	exec 7<&- 8<&- 9<&- || true
-	umount "$E" "$F" "$D" "$C" "$B" "$A" 2>/dev/null || true
+	umount "$G" "$E" "$F" "$D" "$C" "$B" "$A" 2>/dev/null || true
 }
 trap cleanup EXIT
 # A counter's value; a missing counter is an error, never 0.
@@ -54,8 +57,8 @@ cp $w/ref $F/f
 # A, B, C (the layer) and E (the image) are in the default domain: a
 # honoured copied key would join A's share. F is in domain tenantA (set by
 # the tool): the domain the attacker copies onto D's root.
-check control-tag "$pcdedup" tag -q --min-size 0 $A/f $B/f $F/f
 check control-domain "$pcdedup" domain set $F tenantA
+check control-tag "$pcdedup" tag -q --min-size 0 $A/f $B/f $F/f
 drop_caches
 s0=$(ctr open_shared) || s0=missing
 # A/f and B/f held open (fds 7 and 9) to the end: the share a honoured
@@ -184,11 +187,17 @@ cmp -s <(getfattr --only-values -n trusted.pcdedup.domain $D 2>/dev/null) $s/dom
 status=$("$pcdedup" domain show --json $D 2>/dev/null |
 	python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["domain"], d["status"])' || true)
 expect_eq domain-copied-unauthenticated "tenantA unauthenticated" "$status"
-# a file the administrator tags on D stays private: the forged domain does
-# not let it into tenantA (F/f's share, held open), nor into any share
+# the tool does not tag a file on D: its keys would bind a domain the
+# kernel does not honour there
 cp $w/ref $D/admin
 exec 8<$F/f
-check domain-admin-tag "$pcdedup" tag -q --min-size 0 $D/admin
+out=$("$pcdedup" tag -q --min-size 0 $D/admin 2>&1) && rc=0 || rc=$?
+expect_eq domain-admin-tag-refused "1 yes" \
+	"$rc $(grep -q 'was not made with this secret' <<<"$out" && echo yes || echo "no: $out")"
+# a key made for D/admin (by mkkey, in the default domain) stays private:
+# the forged domain does not let it into tenantA (F/f's share, held open),
+# nor into any share
+mkkey --set $D/admin
 not_honoured domain-copied-private $D/admin "$want" open_refused_domain
 
 # --- 2: a user-owned XFS image, loop-mounted, forged keys inside --------
@@ -205,6 +214,27 @@ check image-build image_build
 not_honoured image-copied-key $E/copied "$want" key_unauthenticated
 not_honoured image-bad-mac-key $E/bad-mac "$want" key_unauthenticated
 not_honoured image-other-secret-key $E/other-secret "$want" key_unauthenticated
+# --- 3: a domain removed offline ------------------------------------------
+# An ext4 image in domain tenantB, its file tagged there by the tool; its
+# owner removes the domain attribute with debugfs while it is unmounted.
+# Mounted again, the filesystem is in the default domain, where A's share
+# (held open) has the same content: the key, made in tenantB, must not let
+# the file in.
+img2=$w/tenant.img
+domain_image() {
+	truncate -s 64M "$img2" && mkfs.ext4 -q -F "$img2" && mount -o loop "$img2" "$G" &&
+		cp "$w/ref" "$G/f" && "$pcdedup" domain set "$G" tenantB &&
+		"$pcdedup" tag -q --min-size 0 "$G/f" && umount "$G" || return 1
+	debugfs -w -R "ea_rm / trusted.pcdedup.domain" "$img2" >/dev/null 2>&1 || return 1
+	if debugfs -R "ea_list /" "$img2" 2>/dev/null | grep -q pcdedup.domain; then
+		echo "debugfs did not remove the domain"
+		return 1
+	fi
+	mount -o loop "$img2" "$G" && getfattr -n trusted.pcdedup "$G/f" >/dev/null
+}
+check domain-removed-offline-image domain_image
+not_honoured domain-removed-offline-private "$G/f" "$want" key_unauthenticated
+umount "$G"
 # A's share (default domain) has A/f and B/f, F's (tenantA) F/f alone:
-# D/admin joined neither, nor did a forged key
+# D/admin joined neither, nor did a forged key or the tenantB file
 expect_eq control-members-end "1 2" "$(members $A/f)"

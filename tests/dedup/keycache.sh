@@ -19,7 +19,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-plan 18
+plan 19
 for t in mkfs.xfs getfattr setfattr python3; do
 	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
 done
@@ -133,11 +133,16 @@ cp $w/secret.old "$PCDEDUP_SECRET_FILE"
 check old-secret-load "$pcdedup" secret load
 expect_eq old-secret-honoured-again "read shared" "$(open_once $A/f)"
 
-# --- a domain set on f's filesystem: f shares within it from its next open,
-# apart from the twin on B (the default domain) ---
+# --- a domain set on f's filesystem: f, tagged again there (its key's MAC
+# binds the domain), shares within it from its next open, apart from the
+# twin on B (the default domain) ---
 hold $B/twin
 open_once $A/f >/dev/null
 check domain-set "$pcdedup" domain set $A tenant1
+# The kept key was made in the default domain: neither it nor the key read
+# again is honoured in tenant1.
+expect_eq domain-change-old-key-private "read private" "$(open_once $A/f)"
+retag $A/f
 open_once $A/f >/dev/null
 python3 -c 'import os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY)
@@ -149,6 +154,7 @@ kill $h2
 wait $h2 2>/dev/null || true
 release
 setfattr -x trusted.pcdedup.domain $A
+retag $A/f
 
 # --- the trust mode changes: the kept key (its share's hash included) is
 # used, and finds the one share of the new mode that a read key found ---

@@ -11,11 +11,14 @@ dedup/include/linux/pcdedup.h and docs/interface.md:
                   le64 size
   the fs-verity file digest (what `fsverity digest FILE` prints)
   the MAC: HMAC-SHA256(secret, "pcdedup-key-v3" || header || digest ||
-           u8 uuid_len || uuid || le64 inode number || le32 generation)
+           u8 uuid_len || uuid || le64 inode number || le32 generation ||
+           u8 domain_len || domain)
   every hash of Merkle tree level tree_level, in order
 
 The MAC's identity is the file's (FS_IOC_GETFSUUID, st_ino,
-FS_IOC_GETVERSION), or --mac-for's; the secret comes from --secret-file,
+FS_IOC_GETVERSION), or --mac-for's, in the default domain or --domain's
+(the name on the filesystem's root, which this script does not read); the
+secret comes from --secret-file,
 else $PCDEDUP_SECRET_FILE, else /etc/pcdedup/secret (64 hex digits).
 Level 0 holds the hashes of the data blocks (the last one zero-padded);
 level k + 1 the hashes of the blocks formed by packing the hashes of level
@@ -140,10 +143,12 @@ def identity(path):
         os.close(fd)
 
 
-def key_mac(secret, head, ident):
-    """The MAC of a key whose header and digest are HEAD (48 bytes)."""
+def key_mac(secret, head, ident, domain=b""):
+    """The MAC of a key whose header and digest are HEAD (48 bytes), in
+    DOMAIN (b"": the default domain)."""
     uuid, ino, gen = ident
-    msg = MAC_CONTEXT + head + bytes([len(uuid)]) + uuid + struct.pack("<QI", ino, gen)
+    msg = MAC_CONTEXT + head + bytes([len(uuid)]) + uuid + struct.pack("<QI", ino, gen) + \
+        bytes([len(domain)]) + domain
     return hmac.new(secret, msg, hashlib.sha256).digest()
 
 
@@ -187,7 +192,8 @@ def build(args):
         return head + bytes(tree), digest
     secret = read_secret(args.secret_file or os.environ.get("PCDEDUP_SECRET_FILE")
                          or SECRET_FILE)
-    mac = bytearray(key_mac(secret, head, identity(args.mac_for or args.file)))
+    mac = bytearray(key_mac(secret, head, identity(args.mac_for or args.file),
+                            args.domain.encode()))
     if args.bad_mac:
         mac[0] ^= 1
     return head + bytes(mac) + bytes(tree), digest
@@ -212,6 +218,8 @@ def main():
     p.add_argument("--mac-for", metavar="PATH",
                    help="make the MAC for PATH's identity (its filesystem "
                         "UUID, inode number and generation), not FILE's")
+    p.add_argument("--domain", metavar="NAME", default="",
+                   help="the sharing domain the MAC binds (default: the default domain)")
     p.add_argument("--secret-file", metavar="PATH",
                    help="the secret (default: $PCDEDUP_SECRET_FILE, else %s)"
                         % SECRET_FILE)

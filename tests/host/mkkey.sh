@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 mkkey=tests/dedup/mkkey.py
 sizes=(1 4096 4097 600000 70000000)
 # 4 per size, then the 33 cases after the loop
-plan $((${#sizes[@]} * 4 + 33))
+plan $((${#sizes[@]} * 4 + 35))
 # fsverity is a dependency (scripts/deps.txt): without it, a failure.
 if ! command -v fsverity >/dev/null; then
 	fail mkkey-fsverity "no fsverity tool (Debian package fsverity, scripts/deps.txt)"
@@ -82,25 +82,32 @@ check mkkey-hex-is-raw test "$(python3 $mkkey --hex "$tmp/g")" = "0x$(od -An -v 
 
 # The MAC: HMAC-SHA256 with the secret over "pcdedup-key-v3", the header
 # and digest, the filesystem UUID (its length first), the inode number
-# (le64) and generation (le32), made here with openssl; the generation as
-# lsattr prints it.
-macmsg() { # KEYFILE FILE: the bytes the MAC covers, to stdout
-	python3 - "$1" "$2" "$(lsattr -v "$2" | cut -d' ' -f1)" <<'EOF'
+# (le64) and generation (le32), the domain (its length first; none: the
+# default domain), made here with openssl; the generation as lsattr prints
+# it.
+macmsg() { # KEYFILE FILE [DOMAIN]: the bytes the MAC covers, to stdout
+	python3 - "$1" "$2" "$(lsattr -v "$2" | cut -d' ' -f1)" "${3:-}" <<'EOF'
 import fcntl, os, struct, sys
 k = open(sys.argv[1], "rb").read()
 fd = os.open(sys.argv[2], os.O_RDONLY)
 u = fcntl.ioctl(fd, 0x80111500, bytes(17))
+d = sys.argv[4].encode()
 sys.stdout.buffer.write(b"pcdedup-key-v3" + k[:48] + u[:1 + u[0]] +
-                        struct.pack("<QI", os.fstat(fd).st_ino, int(sys.argv[3])))
+                        struct.pack("<QI", os.fstat(fd).st_ino, int(sys.argv[3])) +
+                        bytes([len(d)]) + d)
 EOF
 }
-hmac() { # KEYFILE FILE: the MAC it should carry, in hex
-	macmsg "$1" "$2" | openssl dgst -sha256 -mac HMAC \
+hmac() { # KEYFILE FILE [DOMAIN]: the MAC it should carry, in hex
+	macmsg "$@" | openssl dgst -sha256 -mac HMAC \
 		-macopt "hexkey:$(head -c 64 "$PCDEDUP_SECRET_FILE")" -r | cut -d' ' -f1
 }
 # Offsets (from 1, as cmp -l prints them) outside the MAC where A and B differ.
 outside_mac() { cmp -l "$1" "$2" | awk '$1 <= 48 || $1 > 80 {print $1}' | xargs; }
 expect_eq mkkey-mac-is-hmac "$(hmac "$tmp/kg" "$tmp/g")" "$(keyfield "$tmp/kg" mac)"
+# In a named domain the MAC binds the name: another MAC, and only it.
+python3 $mkkey --domain tenantA "$tmp/g" >"$tmp/kgd"
+expect_eq mkkey-domain-mac-is-hmac "$(hmac "$tmp/kgd" "$tmp/g" tenantA)" "$(keyfield "$tmp/kgd" mac)"
+check mkkey-domain-other-mac test "$(keyfield "$tmp/kgd" mac)" != "$(keyfield "$tmp/kg" mac)"
 expect_eq mkkey-level1-mac-is-hmac "$(hmac "$tmp/k1" "$tmp/f")" "$(keyfield "$tmp/k1" mac)"
 # The same content in another inode: only the MAC differs.
 cp "$tmp/g" "$tmp/g2"

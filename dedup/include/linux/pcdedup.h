@@ -108,17 +108,23 @@ enum pcdedup_hash_algo {
  * 0: each 4 KiB block on its own; level 1: 512 KiB at a time) at the
  * price of a longer attribute.
  *
- * The MAC binds the key to the inode it was made for:
+ * The MAC binds the key to the inode it was made for and to the sharing
+ * domain of its filesystem:
  *
  *	HMAC-SHA256(secret, PCDEDUP_KEY_MAC_CONTEXT ||
  *		    the first sizeof(struct pcdedup_key) + @digest_len bytes
  *		    of the value (the header and the digest) ||
  *		    uuid_len (u8) || uuid (uuid_len bytes) ||
- *		    inode number (__le64) || inode generation (__le32))
+ *		    inode number (__le64) || inode generation (__le32) ||
+ *		    domain_len (u8) || domain (domain_len bytes))
  *
  * where uuid is the filesystem's UUID as FS_IOC_GETFSUUID returns it
  * (sb->s_uuid, sb->s_uuid_len bytes), the inode number is i_ino (st_ino)
- * and the generation i_generation (what FS_IOC_GETVERSION returns). The
+ * and the generation i_generation (what FS_IOC_GETVERSION returns), and
+ * domain the name in PCDEDUP_DOMAIN_XATTR_NAME on the filesystem's root
+ * (domain_len 0 without the attribute: the default domain). A key made in
+ * one domain is not honoured in another, nor after its filesystem's domain
+ * attribute is removed: a filesystem's files cannot leave its domain. The
  * tree level's hashes are not in the MAC: the kernel checks that they
  * hash up to the digest, which is. A key whose MAC is not right, or any
  * key while no secret is loaded, is counted in pcdedup_key_unauthenticated
