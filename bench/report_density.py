@@ -133,7 +133,8 @@ def density_section(results, boots, md, status_cases=()):
            + " Their per-container memory and traces below are the first boot's.", "",
            "![density](density.png)", ""]
     secs = {x["case"]: x.get("seconds") or 0 for x in status_cases}
-    md += [f"The density job took {round(sum(secs.get(n, 0) for n in dens))} s in all, "
+    md += [f"The density job took {round(sum(secs.get(c.name, 0) for c, _ in dens.values()))} "
+           "s in all, "
            "boots included.", ""]
     rows, csvrows, plot = [], [], []
     for arm, cds in boots.items():
