@@ -144,7 +144,16 @@ class Hog:
     the guest's available memory (after drop_caches) to everything else:
     the page cache, fio and the kernel's reserves."""
 
+    # Watermark boosting (after fragmenting allocations) raises the zones'
+    # minimum by up to 150% of the high watermark for a while: with the
+    # hog's THP-backed locked memory leaving ~48 MiB, a fault then found the
+    # zone under its boosted minimum and the OOM killer took the hog (seen
+    # in 2 of 4 boots of 20261207-1428). Off for fio's cold runs.
+    BOOST = "/proc/sys/vm/watermark_boost_factor"
+
     def __init__(self, free_kib):
+        with open(self.BOOST, "w") as f:
+            f.write("0\n")
         c.drop_caches()
         self.size = max(c.meminfo()["MemAvailable"] - free_kib, 0) * 1024
         self.mm = self.buf = None
@@ -247,6 +256,8 @@ def main():
                 result["hashrate"].append(hashrate.measure(hash_s))
                 c.log(f"sha256 {result['hashrate'][-1]}")
         result["pcdedup"] = c.pcdedup_status()
+        with open(Hog.BOOST) as f:
+            result["watermark_boost_factor"] = int(f.read())
     except Exception as e:
         result["error"] = f"{type(e).__name__}: {e}"
         c.log(f"FAILED: {result['error']}")
