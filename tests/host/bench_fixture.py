@@ -176,7 +176,8 @@ def write(raw):
          {"case": "fio-thin-1cpu", "guest": guest, "n": 4, "file_mib": 16, "ramp_s": 2,
           "runtime_s": 10, "cold_free_kib": 49152, "error": None,
           "modes": ["off", "full", "trust"],
-          "hashrate": [{"one_cpu_mib_s": 40.0, "all_cpus_mib_s": 40.0, "error": None}],
+          "hashrate": [{"one_cpu_mib_s": 40.0, "all_cpus_mib_s": 40.0, "error": None,
+                        "driver": "sha256-ni", "pcdedup_driver": "sha256-ni"}],
           "runs": [run("off", "cold", "seq", 300000),
                    run("full", "cold", "seq", 20000, fill=24 * 1024 * 12),
                    run("trust", "cold", "seq", 40960, fill=40960 * 12)]})

@@ -488,6 +488,14 @@ def report_target_hash_limit():
 
 
 @test
+def report_hash_driver():
+    """The driver a boot recorded is named (the control's), not the older
+    boots' missing one."""
+    expect(has_line(r".*`sha256`: driver `sha256-ni`; pcdedup's fills logged `sha256-ni`\), "),
+           "the SHA-256 driver is not named")
+
+
+@test
 def report_hash_row():
     """The read's own cost from the boot's trust run: 5.39 ms/MiB; with a
     MiB hashed at 80 MiB/s, a ceiling of 55.9 MiB/s."""
