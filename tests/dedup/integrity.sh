@@ -16,8 +16,8 @@ set -uo pipefail
 
 die() { fail "$1" "${2:-setup failed}"; exit 1; }
 # a 13, b 9, bm 3, c 4, d 7, e 12, f 4 per bad key (13) and 1, g 2 per
-# dropcase (17) and 23, h 4, i 7
-plan $((13 + 9 + 3 + 4 + 7 + 12 + 13 * 4 + 1 + 17 * 2 + 23 + 4 + 7))
+# dropcase (17) and 23, g frozen owner 6, h 4, i 7
+plan $((13 + 9 + 3 + 4 + 7 + 12 + 13 * 4 + 1 + 17 * 2 + 23 + 6 + 4 + 7))
 pcdedup_on
 echo 0 >"$sysfs/min_size"
 
@@ -452,6 +452,39 @@ else
 fi
 expect_eq g-frozen-no-warning "$w0" "$(dmesg_count 'WARNING')"
 check g-thawed-write sh -c "echo x >>$G/frozen"
+# The file's owner (uid 1000, 64 descriptors at most) opening its tagged
+# file for write 5000 times on a frozen filesystem: one deferred key drop
+# for the inode, one file kept, no worker asleep on the filesystem; the key
+# is gone soon after the thaw and the kept file released.
+fresh $G/frozen2
+chown 1000:1000 $G/frozen2
+sync
+d_workers() { ps -eo stat=,comm= | awk '$1 ~ /^D/ && $2 ~ /^kworker/' | wc -l; }
+nr_files() { cut -f1 /proc/sys/fs/file-nr; }
+k0=$(d_workers) f0=$(nr_files) t0=$(vmc key_thaw_deferred) || t0=
+fsfreeze -f $m1
+check g-frozen-owner-opens-return timeout -s KILL 60 setpriv --reuid 1000 --regid 1000 --clear-groups \
+	python3 -c 'import os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+for _ in range(5000):
+    os.close(os.open(sys.argv[1], os.O_WRONLY))' $G/frozen2
+sleep 2
+k1=$(d_workers) f1=$(nr_files) t1=$(vmc key_thaw_deferred) || t1=
+echo "# frozen, after 5000 opens for write: files +$((f1 - f0)), kworkers in D $k0 -> $k1, deferrals ${t0:-?} -> ${t1:-?}"
+check g-frozen-owner-keeps-one-file test $((f1 - f0)) -lt 100
+check g-frozen-no-worker-asleep test "$k1" -le $((k0 + 1))
+if [ -n "$t0" ] && [ -n "$t1" ]; then
+	expect_eq g-frozen-one-deferral-per-inode 1 $((t1 - t0))
+else
+	fail g-frozen-one-deferral-per-inode "no pcdedup_key_thaw_deferred counter"
+fi
+fsfreeze -u $m1
+gone=1
+for _ in $(seq 50); do nokey $G/frozen2 && { gone=0; break; }; sleep 0.1; done
+check g-thawed-owner-key-dropped test $gone = 0
+f2=$(nr_files)
+echo "# thawed: files $f0 -> $f2"
+check g-thawed-kept-file-released test $((f2 - f0)) -lt 100
 
 # === h. SIGKILL while waiting on a fill of a large member ================
 bigsum=$(head -c 200M /dev/urandom | tee $m1/big | sha256sum)
