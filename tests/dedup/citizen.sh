@@ -8,8 +8,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# 42 cases of their own, 6 per verify mode of poison (full, trust).
-plan $((42 + 2 * 6))
+# residency as cachestat(2) and mincore(2) report it (F).
+# 44 cases of their own, 6 per verify mode of poison (full, trust).
+plan $((44 + 2 * 6))
 pcdedup_on
 py() { python3 "$(dirname "$0")/citizen.py" "$@"; }
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
@@ -41,10 +42,10 @@ warn0=$(dmesg | grep -cE 'WARNING:|BUG:' || true)
 thin_setup thin pcd
 o=/mnt/origin
 mkdir $o/f $o/d
-for n in a1 b1 b2 b3 c1 pfull ptrust l1 x1; do mkfile $r/$n $((1 << 20)); done
+for n in a1 b1 b2 b3 c1 pfull ptrust l1 x1 cs; do mkfile $r/$n $((1 << 20)); done
 mkfile $r/e $((4 << 20))
 mkfile $r/o $((1 << 20))
-cp $r/a1 $r/b1 $r/b2 $r/b3 $r/c1 $r/pfull $r/ptrust $r/l1 $r/x1 $r/e $o/f/
+cp $r/a1 $r/b1 $r/b2 $r/b3 $r/c1 $r/pfull $r/ptrust $r/l1 $r/x1 $r/cs $r/e $o/f/
 cp $r/o $o/d/o
 "$pcdedup" tag -q --min-size 0 $o/f $o/d
 thin_snapshots pcd 7
@@ -179,6 +180,42 @@ wait $pa || rc=$?
 [ "$rc" = 0 ] || _ktap_diag "b2: $(cat $w/b2.out)"
 # Cached before, dropped by the only opener's DONTNEED, which ran.
 expect_eq fadvise-single-opener-drops "256 0 0" "$before $after $rc"
+
+# --- F: residency, as cachestat(2) and mincore(2) report it -------------
+# Each file read whole, then looked at through a mapping (mincore) and its
+# descriptor (cachestat). mincore looks at the mapped file's pages: the
+# share's for a tagged file, as the twin's own for the twin. cachestat
+# looks at the page cache of the file the descriptor names, which an open
+# through a share does not fill: it reports a tagged file as not cached
+# (the admin guide documents it).
+residency() { # FILE: "mincore=PAGES cachestat=PAGES"
+	python3 - "$1" <<'EOF'
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+while os.read(fd, 1 << 20):
+    pass
+addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+if addr in (None, ctypes.c_void_p(-1).value):
+    sys.exit(f"mmap: errno {ctypes.get_errno()}")
+vec = (ctypes.c_ubyte * ((size + 4095) // 4096))()
+if libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(size), vec) != 0:
+    sys.exit(f"mincore: errno {ctypes.get_errno()}")
+rng = (ctypes.c_uint64 * 2)(0, 0)  # off 0, len 0: the whole file
+cs = (ctypes.c_uint64 * 5)()  # nr_cache first
+if libc.syscall(451, fd, rng, cs, 0) != 0:
+    sys.exit(f"cachestat: errno {ctypes.get_errno()}")
+print(f"mincore={sum(v & 1 for v in vec)} cachestat={cs[0]}")
+EOF
+}
+cp /mnt/snap1/f/cs /mnt/snap1/cs-twin
+drop_caches
+expect_eq residency-untagged-twin "mincore=256 cachestat=256" "$(residency /mnt/snap1/cs-twin)"
+expect_eq residency-tagged "mincore=256 cachestat=0" "$(residency /mnt/snap1/f/cs)"
 
 # --- C: a reader's private mapping does not block the owner's write -----
 mkfile $r/c1.new $((1 << 20))
