@@ -15,11 +15,12 @@
 # After the trust mode changed, a kept key still serves opens, and they join
 # the share of the new mode that an open which read the key joined (the
 # share kept with the key is the old mode's). The share kept with a key
-# stays while the member inode is cached, and goes once it is evicted.
+# stays while the member inode is cached, and goes once it is evicted. An
+# online UUID change of ext4 applies to keys from the next mount on.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-plan 19
+plan 22
 for t in mkfs.xfs getfattr setfattr python3; do
 	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
 done
@@ -201,6 +202,35 @@ for _ in $(seq 10); do
 	sleep 0.5
 done
 expect_eq kept-share-goes-with-member 0 "$(shares_of "$dC")"
+
+# --- ext4's UUID changed online (EXT4_IOC_SETFSUUID): the key's MAC binds
+# the UUID the kernel knows the filesystem by (sb->s_uuid, what
+# FS_IOC_GETFSUUID returns), which the ioctl changes on disk only: kept and
+# read keys are honoured alike until the next mount, and refused after it ---
+setuuid() {
+	python3 -c 'import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.ioctl(fd, 0x4008662C, struct.pack("II16s", 16, 0, os.urandom(16)))' "$1"
+}
+e4_setup() {
+	truncate -s 64M $w/e4.img && mkfs.ext4 -q -F -O metadata_csum_seed $w/e4.img &&
+		mkdir -p /mnt/e4 && mount -o loop $w/e4.img /mnt/e4 &&
+		cp $w/a /mnt/e4/f && retag /mnt/e4/f && setuuid /mnt/e4
+}
+if e4_setup; then
+	pass uuid-set-online
+	open_once /mnt/e4/f >/dev/null
+	v=$("$pcdedup" verify -q /mnt/e4/f >/dev/null 2>&1 && echo valid || echo invalid)
+	expect_eq uuid-same-until-remount "cached shared valid" "$(open_once /mnt/e4/f) $v"
+	u0=$(ctr key_unauthenticated)
+	umount /mnt/e4 && mount -o loop $w/e4.img /mnt/e4
+	expect_eq uuid-new-after-remount "read private $((u0 + 1))" "$(open_once /mnt/e4/f) $(ctr key_unauthenticated)"
+	umount /mnt/e4
+else
+	fail uuid-set-online "ext4 with metadata_csum_seed, EXT4_IOC_SETFSUUID"
+	fail uuid-same-until-remount "no filesystem"
+	fail uuid-new-after-remount "no filesystem"
+fi
 
 # --- opens racing removals: once a removal succeeded, no later open is
 # shared. Up to 40 rounds, bounded by time (at least 5 rounds, then none
