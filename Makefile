@@ -60,12 +60,14 @@ test-debug: kernel-debug tool test-progs
 # The differential fuzzer (tests/dedup/fuzz.sh) with fresh seeds for SECONDS
 # (default 600) on KERNEL (default the patched kernel, built first), e.g.
 # KERNEL=build/kernel-debug/arch/x86/boot/bzImage; it prints every failing
-# seed (log in build/runs/fuzz/).
+# seed (log in build/runs/fuzz/); SEED=N replays seed N alone (the seeds
+# of a run are in its log and in make test's).
 .PHONY: fuzz
 fuzz: $(if $(KERNEL),,kernel) tool test-progs
 	@vm/run --kernel $(or $(KERNEL),$(KERNEL_IMAGE)) $$(sed -n 's/^# vm: *//p' tests/dedup/fuzz.sh) \
 		--timeout $$(( $(or $(SECONDS),600) + 600 )) --out build/runs/fuzz \
-		--env PCDEDUP_FUZZ_SECONDS=$(or $(SECONDS),600) -- tests/dedup/fuzz.sh
+		$(if $(SEED),--env PCDEDUP_FUZZ_SEEDS=$(SEED),--env PCDEDUP_FUZZ_SECONDS=$(or $(SECONDS),600)) \
+		-- tests/dedup/fuzz.sh
 
 # Every prefix of patches/series built and booted with the smoke suite
 # (about 2 minutes a prefix, not run by CI); FROM=N TO=N for a sub-range.

@@ -564,7 +564,7 @@ static const char *counter_file(void)
 }
 
 /* An event counter; -1 when missing (a missing counter is never 0). */
-static long counter(const char *name)
+long z_counter(const char *name)
 {
 	FILE *f = fopen(counter_file(), "r");
 	char k[128];
@@ -635,7 +635,12 @@ static int tag(struct fz *z, const char *a, const char *b)
 
 		if (null >= 0)
 			dup2(null, 1);
-		execl(z->tool, z->tool, "tag", "-q", "--min-size", "0", a, b, (char *)NULL);
+		/* Level 2 needs more than one level-1 hash: over 128 blocks. */
+		if (z->level2 && z->orig_len > 128 * PG)
+			execl(z->tool, z->tool, "tag", "-q", "--min-size", "0", "--tree-level", "2",
+			      a, b, (char *)NULL);
+		else
+			execl(z->tool, z->tool, "tag", "-q", "--min-size", "0", a, b, (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(pid, &st, 0) < 0)
@@ -1006,7 +1011,8 @@ static void usage(void)
 		"usage: fuzz [--seed N] [--steps N] [--tool PCDEDUP] [--mnt DIR]\n"
 		"            [--maps loose|share|strict] [--key open|data|none] [--size BYTES]\n"
 		"            [--only OP,...] [--skip OP,...] [--rwf-mask FLAGS] [--trace FILE]\n"
-		"            [--log-lines N] [--no-share-check] [--keep] [--verbose] [--list] DIR\n"
+		"            [--log-lines N] [--no-share-check] [--level2] [--keep] [--verbose]\n"
+		"            [--list] DIR\n"
 		"(drop_caches, freeze and remount only run with --mnt: in a guest)\n");
 	exit(2);
 }
@@ -1040,6 +1046,9 @@ int main(int argc, char **argv)
 			continue;
 		} else if (!strcmp(a, "--verbose")) {
 			z->verbose = 1;
+			continue;
+		} else if (!strcmp(a, "--level2")) {
+			z->level2 = 1;
 			continue;
 		} else if (!strcmp(a, "--no-share-check")) {
 			z->share_check = 0;
@@ -1101,9 +1110,13 @@ int main(int argc, char **argv)
 		die("out of memory");
 
 	z->rng = z->seed * 0x9e3779b97f4a7c15ULL + 1;
-	/* Read-only for a while (sometimes the whole run), then anything. */
-	/* Not from --steps: a replay with fewer steps is the same run. */
-	z->onset = z_pct(z, 20) ? LONG_MAX : (long)z_rand(z, 300);
+	/*
+	 * Read-only for a while (sometimes the whole run), then anything.
+	 * Writes drop the key within a few dozen steps, and a step without
+	 * the key compares two plain files: most of a 400-step run keeps it.
+	 * Not from --steps: a replay with fewer steps is the same run.
+	 */
+	z->onset = z_pct(z, 20) ? LONG_MAX : 150 + (long)z_rand(z, 250);
 	if (fs_detect(z) || setup(z) || async_setup(z)) {
 		cleanup(z);
 		return 2;
@@ -1113,7 +1126,7 @@ int main(int argc, char **argv)
 	z->peer_fd = open(z->peer, O_RDONLY | O_CLOEXEC);
 	if (z->peer_fd < 0)
 		die("fuzz: %s: %s", z->peer, strerror(errno));
-	long shared0 = z->share_check ? counter("pcdedup_open_shared") : 0;
+	long shared0 = z->share_check ? z_counter("pcdedup_open_shared") : 0;
 	if (shared0 < 0) {
 		fprintf(stderr, "fuzz: no pcdedup_open_shared in %s\n", counter_file());
 		cleanup(z);
@@ -1123,7 +1136,7 @@ int main(int argc, char **argv)
 	fd_open_slot(z, 0, O_RDONLY);
 	log_step(z);
 	if (!z->failed && z->share_check) {
-		long shared = counter("pcdedup_open_shared");
+		long shared = z_counter("pcdedup_open_shared");
 
 		if (shared - shared0 < 1)
 			z_fail(z, "setup: the tagged file did not open through a share (pcdedup_open_shared %ld -> %ld)",

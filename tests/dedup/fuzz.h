@@ -75,6 +75,7 @@ struct fz {
 	const char *dir, *mnt, *tool, *trace;
 	int maps_mode, key_mode;
 	int share_check;
+	int level2;		/* tag at tree level 2 where the file has one */
 	int verbose;		/* print every step */
 	int keep;		/* leave the files behind */
 	long log_lines;
@@ -142,6 +143,7 @@ int z_same(struct fz *z, struct res r[NSIDE]);
 void z_data_event(struct fz *z);	/* the file's data or size changed */
 void z_key_event(struct fz *z);		/* the key must be gone from now on */
 int z_key_present(const char *path);	/* 1, 0, or -1 (errno) */
+long z_counter(const char *name);	/* a pcdedup event counter, -1 if none */
 int z_nowait_retry(struct fz *z, struct res r[NSIDE], int flags,
 		   long (*blocking)(struct fz *z, int side, void *arg), void *arg);
 

@@ -11,10 +11,12 @@
 # (below), whose number of seeds is not known up front, one case for all the
 # seeds (each seed's outcome a diagnostic line), then the kernel log.
 #
+# Each seed also picks verify=trust or full, and level-2 keys or not (see
+# run_seed); the short run adds four fresh seeds to its fixed ones.
 # Environment: PCDEDUP_FUZZ_SECONDS=N fuzzes fresh seeds for N seconds
 # instead (make fuzz SECONDS=N), listing the failing ones at the end;
 # PCDEDUP_FUZZ_STEPS (steps per seed, default 400, 600 with SECONDS),
-# PCDEDUP_FUZZ_SEEDS (the seeds of the short run), PCDEDUP_FUZZ_ARGS (more
+# PCDEDUP_FUZZ_SEEDS (the seeds of the short run; make fuzz SEED=N), PCDEDUP_FUZZ_ARGS (more
 # fuzz options, e.g. "--maps strict --key data"), PCDEDUP_FUZZ_TOOL (the
 # pcdedup tool that tags, by default the repository's; one of an older key
 # format, without MACs, fuzzes an older kernel, which has no secret to load:
@@ -23,7 +25,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 secs=${PCDEDUP_FUZZ_SECONDS:-}
-read -ra seeds <<<"${PCDEDUP_FUZZ_SEEDS:-1 2 3 4 5 6}"
+fresh_seed() { od -An -N4 -tu4 /dev/urandom | tr -d ' '; }
+# The short run: six fixed seeds and four fresh ones, new at every run.
+read -ra seeds <<<"${PCDEDUP_FUZZ_SEEDS:-1 2 3 4 5 6 $(fresh_seed) $(fresh_seed) $(fresh_seed) $(fresh_seed)}"
 steps=${PCDEDUP_FUZZ_STEPS:-$([ -n "$secs" ] && echo 600 || echo 400)}
 tool=${PCDEDUP_FUZZ_TOOL:-$pcdedup}
 read -ra args <<<"${PCDEDUP_FUZZ_ARGS:-}"
@@ -68,11 +72,18 @@ run_seed() { # SEED
 		seed_result skip "$1" "the kernel already reported a problem"
 		return
 	fi
-	echo "# seed $1: $steps steps"
+	# What the seed fuzzes besides its operations, from the seed alone so
+	# that it replays: verify=trust for a third of the seeds, keys at tree
+	# level 2 (where the file has one) for half.
+	local verify=full level=()
+	[ $(($1 % 3)) != 1 ] || verify=trust
+	[ $(($1 / 3 % 2)) != 1 ] || level=(--level2)
+	echo "# seed $1: $steps steps, verify=$verify${level:+, level 2 keys} (make fuzz SEED=$1 replays it)"
+	echo $verify >"$sysfs/verify"
 	: >$trace
 	k0=$(dmesg | wc -l)
 	"$bin/fuzz" --seed "$1" --steps "$steps" --tool "$tool" --mnt $mnt --trace $trace \
-		"${args[@]}" $mnt >$out 2>&1 &
+		"${level[@]}" "${args[@]}" $mnt >$out 2>&1 &
 	pid=$!
 	for ((t = 0; ; t++)); do
 		if ! kill -0 $pid 2>/dev/null; then
@@ -110,7 +121,7 @@ if [ -z "$secs" ]; then
 else
 	end=$((SECONDS + secs))
 	while [ $SECONDS -lt $end ] && [ -z "$kernel_bad" ]; do
-		run_seed "$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
+		run_seed "$(fresh_seed)"
 	done
 	if [ ${#failing[@]} = 0 ]; then
 		pass "fuzz-for-${secs}s"

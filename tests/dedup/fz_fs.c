@@ -71,6 +71,15 @@ void fd_open_slot(struct fz *z, int slot, int flags)
 {
 	int acc = flags & O_ACCMODE;
 	int keyed = acc == O_RDONLY && !(flags & O_TRUNC) && z_key_present(z->s[0].path) == 1;
+	/*
+	 * A read-only open of the tagged file with its key, never opened for
+	 * write (an open for write on a frozen filesystem leaves the key
+	 * until the thaw), goes through its share: at every such open, not
+	 * only the first, or a regression that makes later opens private
+	 * compares two plain files unnoticed.
+	 */
+	int must_share = z->share_check && keyed && !z->wopened && !(flags & O_DIRECT);
+	long shared0 = must_share ? z_counter("pcdedup_open_shared") : 0;
 	struct res r[NSIDE];
 
 	if (!z->desc[0])
@@ -93,6 +102,11 @@ void fd_open_slot(struct fz *z, int slot, int flags)
 	if (!z_same(z, r) || r[0].ret < 0) {
 		for (int i = 0; i < NSIDE; i++)
 			fd_close_side(&z->s[i], slot);
+		return;
+	}
+	if (must_share && z_counter("pcdedup_open_shared") <= shared0) {
+		z_fail(z, "the tagged file, with its key and no writer, opened privately (pcdedup_open_shared %ld -> %ld)",
+		       shared0, z_counter("pcdedup_open_shared"));
 		return;
 	}
 	if (acc != O_RDONLY) {
