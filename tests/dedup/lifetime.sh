@@ -39,7 +39,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib-integrity.sh"
 
 groups=${LIFETIME_GROUPS:-1 2 3 4 5}
-declare -A ncases=([1]=22 [2]=12 [3]=11 [4]=18 [5]=3)
+declare -A ncases=([1]=24 [2]=12 [3]=11 [4]=18 [5]=3)
 n=0
 for g in $groups; do n=$((n + ${ncases[$g]:?unknown group $g})); done
 plan $n
@@ -304,6 +304,8 @@ os.pwrite(os.open(sys.argv[1], os.O_WRONLY), byte, 0)' "$a"
 		t1=$(now_ms)
 		c=$(case $(pstate $q) in "" | Z) echo 0 ;; *) echo 1 ;; esac)
 		echo "# 1b-$v: fault in flight before/after umount: $qalive/$c; umount status $urc after $((t1 - t0)) ms: $out"
+		# What the case is about: the fill was still reading B at the umount.
+		expect_eq "1b-$v-fault-in-flight-at-umount" 1 "$qalive"
 		if [ $urc != 0 ] || [ "$c" = 0 ]; then
 			pass "1b-$v-umount-busy-while-fill-reads-b"
 		else

@@ -234,11 +234,12 @@ in_range() {
 # Charged to the opener's cgroup: the objects, each with its cgroup pointer.
 in_range member-charged "$cg_member" $((m_fig - slack)) $((m_fig + objcg + slack))
 in_range open-charged "$cg_open" $((o_fig - slack)) $((o_fig + objcg + slack))
-# In all: at most the guide's figures, the member table's bucket pointers
-# (at most 3.3 per member, the guide says) with the members. An open that
-# has not read takes no backing file.
-in_range member-in-all "$sys_member" 0 $((m_fig + 27 + gslack))
-in_range open-in-all "$sys_open" 0 $((o_fig + gslack))
+# In all: the guide's figures, the member table's bucket pointers (at
+# most 3.3 per member, the guide says) with the members, within what slab
+# pages partly used at either end leave (gslack): an object that was not
+# made, or not kept, fails. An open that has not read takes no backing file.
+in_range member-in-all "$sys_member" $((m_fig - gslack)) $((m_fig + 27 + gslack))
+in_range open-in-all "$sys_open" $((o_fig - gslack)) $((o_fig + gslack))
 # The first read of an open opens its backing file, which no cgroup pays.
 in_range read-charged "$cg_read" $((-slack)) "$slack"
 in_range read-in-all "$sys_read" $((b_fig - gslack)) $((b_fig + gslack))
