@@ -16,7 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-plan 23
+plan 22
 for t in umoci mkfs.xfs mkfs.ext4 debugfs getfattr setfattr; do
 	command -v $t >/dev/null || { fail "$t-present" "no $t (scripts/deps.txt)"; exit 1; }
 done
