@@ -87,8 +87,16 @@ def fio(n, file_mb, engine, rw, bs, partial, ramp_s, runtime_s, cold, cgroup=Fal
                            preexec_fn=in_cgroup if cgroup else None,
                            timeout=ramp_s + runtime_s + GRACE_S)
     except subprocess.TimeoutExpired:
+        # The blocked tasks' stacks into the kernel log (the case's dmesg):
+        # where the readers are stuck, if they are.
+        try:
+            with open("/proc/sysrq-trigger", "w") as f:
+                f.write("w")
+        except OSError:
+            pass
         raise RuntimeError(f"fio did not end within {ramp_s + runtime_s + GRACE_S} s "
-                           "(a reader stuck in the kernel?)") from None
+                           "(a reader stuck in the kernel? blocked tasks are in the "
+                           "kernel log)") from None
     wall, d1, k1 = time.monotonic() - t0, c.disk_sectors_read(), cpu_ticks()
     if p.returncode:
         raise RuntimeError(f"fio exit {p.returncode}: {p.stderr.strip()[-400:]}")
