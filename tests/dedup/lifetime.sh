@@ -7,7 +7,9 @@
 #     member's filesystem is unmounted (plainly, then lazily) while a slow
 #     fill (dm-delay) reads it: its own reader's, and one that reads another
 #     member B for a mapping whose own member A dropped its key. No busy
-#     inodes, no KASAN/oops, right bytes or a clean error.
+#     inodes, no KASAN/oops, right bytes or a clean error. In verify=trust,
+#     B closed and rewritten while such a fill reads it puts none of its
+#     new bytes into the share (1c).
 #  2. bounded fills: a level-3 key is refused (private, key_invalid); a
 #     reader of a level-2 file SIGKILLed during its first cold read is
 #     reaped at once, and the fill's work stops with it, before the end of
@@ -39,7 +41,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib-integrity.sh"
 
 groups=${LIFETIME_GROUPS:-1 2 3 4 5}
-declare -A ncases=([1]=24 [2]=12 [3]=11 [4]=18 [5]=3)
+declare -A ncases=([1]=27 [2]=12 [3]=11 [4]=18 [5]=3)
 n=0
 for g in $groups; do n=$((n + ${ncases[$g]:?unknown group $g})); done
 plan $n
@@ -332,6 +334,81 @@ os.pwrite(os.open(sys.argv[1], os.O_WRONLY), byte, 0)' "$a"
 		remount_slow || die "1b-$v-remount"
 		delay 0
 	done
+
+	# --- 1c. verify=trust: the member a fill reads is written after its
+	# last close. As in 1b, A's mapping faults through the share, filled
+	# from B on the slow filesystem; while that fill waits for B's read,
+	# B's opener closes (B has no open through the share left) and B's
+	# owner rewrites it with other bytes, direct to the disk the read
+	# comes from. Nothing checks a trusted fill's bytes: the fill must see
+	# the writer and keep them out of the share, so that the fault reads
+	# the content or dies with SIGBUS (no member is left), never B's new
+	# bytes. ---
+	echo trust >"$sysfs/verify"
+	T=/tmp/t1c a="$m1/bc" b="$smnt/bc"
+	mkfile "$T" $((8 * MiB))
+	mkfile "$T.new" $((8 * MiB))
+	{ cp "$T" "$a" && cp "$T" "$b"; } || die 1c-setup
+	{ tag "$a" 1 && tag "$b" 1; } || die 1c-setup
+	sync
+	drop_unmapped
+	k0=$(klog_n)
+	rm -f /tmp/1p.ready /tmp/1p.go /tmp/1q.ready /tmp/1q.go
+	python3 "$ipy/reader.py" "$b" "$T" read wait:/tmp/1p >/tmp/1p.out 2>&1 &
+	p=$!
+	await /tmp/1p $p || die 1c-setup-b
+	python3 "$mapper" "$a" "$T" 300 random /tmp/1q >/tmp/1q.out 2>&1 &
+	q=$!
+	await /tmp/1q $q || die 1c-setup-a
+	drop_unmapped
+	python3 -c 'import os, sys
+byte = os.pread(os.open(sys.argv[1], os.O_RDONLY), 1, 0)
+os.pwrite(os.open(sys.argv[1], os.O_WRONLY), byte, 0)' "$a" || die 1c-a-write
+	# B's key, and the free-space metadata an attribute block's removal
+	# reads (an attribute block set and removed beside B), back in the
+	# buffer cache before reads slow down: the rewrite's key drop reads
+	# nothing from the slow disk.
+	getfattr -n trusted.pcdedup "$b" >/dev/null || die 1c-b-key
+	{ : >"$b.w" && setfattr -n user.w -v "$(printf '%03000d' 0)" "$b.w" &&
+		setfattr -x user.w "$b.w" && rm "$b.w"; } || die 1c-warm
+	# and the reflink metadata a write into B's extents looks up (FIEMAP
+	# asks whether they are shared)
+	filefrag -v "$b" >/dev/null || die 1c-warm-refcount
+	# and B's inode cluster buffer, which the key drop's transaction logs
+	# B's inode into (a timestamp set by path logs it too; touch would open
+	# B for write and drop its key)
+	python3 -c 'import os, sys
+st = os.stat(sys.argv[1])
+os.utime(sys.argv[1], ns=(st.st_atime_ns, st.st_mtime_ns))' "$b" || die 1c-warm-inode
+	# Without freezing B's filesystem, which would drain the buffers above.
+	{ dmsetup suspend --nolockfs "$slow" &&
+		dmsetup reload "$slow" --table "0 $(blockdev --getsz "$sloop") delay $sloop 0 20000 $sloop 0 0" &&
+		dmsetup resume "$slow"; } || die 1c-delay
+	t0=$(now_ms)
+	go /tmp/1q
+	wait_d $q 30 || echo "# 1c: mapping not seen waiting: $(pstate $q)"
+	t1=$(now_ms)
+	go /tmp/1p
+	reap $p 10
+	t2=$(now_ms)
+	dd if="$T.new" of="$b" bs=1M oflag=direct conv=notrunc status=none || die 1c-b-rewrite
+	t3=$(now_ms)
+	qalive=$(case $(pstate $q) in "" | Z) echo 0 ;; *) echo 1 ;; esac)
+	echo "# 1c: fault seen waiting after $((t1 - t0)) ms, B closed after $((t2 - t0)), rewritten after $((t3 - t0)); fault in flight then: $qalive"
+	# What the case is about: the fill was still reading B when it was rewritten.
+	expect_eq 1c-fault-in-flight-at-rewrite 1 "$qalive"
+	reap $q 30
+	r=$(cat /tmp/1q.out)
+	echo "# 1c: mapping of A: status $rc: $r"
+	if { [ "$rc" = 0 ] && [ "$r" = "mmap page=300 true" ]; } || [ "$rc" = 135 ]; then
+		pass 1c-no-rewritten-bytes-in-share
+	else
+		fail 1c-no-rewritten-bytes-in-share "status $rc: $r"
+	fi
+	log_clean 1c-kernel-log-clean "$k0"
+	delay 0
+	echo full >"$sysfs/verify"
+	rm -f "$T" "$T.new"
 }
 
 # === 2. bounded fills =====================================================
