@@ -31,7 +31,16 @@
 #     (pcdedup_fill_queued). The order of turns is KUnit's
 #     pcdedup_fillq_turns; the times are printed, not judged: under TCG,
 #     the flood's own CPU (loop I/O, copies) dominates them either way.
-# LIFETIME_GROUPS="1 2 3 4 5" (the default) selects the groups run.
+#  6. a slow member stalls no other member's reader: while a fill reads a
+#     member on dm-delay (8 s), a reader of another member of the share
+#     reads within its own cold read's time with sharing off (+2 s), by
+#     read() and by a fault, level 1 and level 2: it reads its own member
+#     once fill_wait_ms has passed (pcdedup_fill_rescue). A rescue from a
+#     member whose blocks changed underneath ends nothing: the slow fill
+#     still fills its folios with true bytes. fill_wait_ms=60000 keeps the
+#     reader waiting for the slow fill (so the timing check can fail).
+#     Groups 1 and 4, which need readers to wait for slow fills, set it.
+# LIFETIME_GROUPS="1 2 3 4 5 6" (the default) selects the groups run.
 #
 # Keys come from tests/dedup/mkkey.py (lib-integrity.sh's tag). On a kernel
 # of the series before keys carried MACs (no /sys/kernel/mm/pcdedup/secret:
@@ -40,8 +49,8 @@
 set -uo pipefail
 . "$(dirname "$0")/lib-integrity.sh"
 
-groups=${LIFETIME_GROUPS:-1 2 3 4 5}
-declare -A ncases=([1]=27 [2]=12 [3]=11 [4]=18 [5]=3)
+groups=${LIFETIME_GROUPS:-1 2 3 4 5 6}
+declare -A ncases=([1]=27 [2]=12 [3]=11 [4]=18 [5]=3 [6]=25)
 n=0
 for g in $groups; do n=$((n + ${ncases[$g]:?unknown group $g})); done
 plan $n
@@ -55,6 +64,15 @@ else
 fi
 echo 0 >"$sysfs/min_size"
 MiB=1048576
+# Readers wait this long for another member's fill before reading their own
+# (a kernel before rescues has no such knob: its readers always wait).
+wait_default=
+[ -e "$sysfs/fill_wait_ms" ] && wait_default=$(knobc fill_wait_ms)
+wait_long() { # GROUP: until the group's end, readers wait for slow fills
+	if [ -n "$wait_default" ]; then
+		echo 60000 >"$sysfs/fill_wait_ms" || die "$1-setup" "cannot set fill_wait_ms"
+	fi
+}
 
 # Kernel log lines that must never appear (vm/log-check's, and busy inodes).
 klog_pat='Busy inodes|Kernel panic|Oops|BUG:|WARNING:|KASAN|UBSAN|general protection fault|'
@@ -199,6 +217,8 @@ mapper=$ipy/mapper.py
 # === 1. lifetimes =========================================================
 group1() {
 	local T=/tmp/t1 f="$smnt/a" k0 kpid rpid t0 t1 f0 f1 out urc r p q qrc qalive c v b a
+	# Readers here wait for the slow fills whose lifetimes are tested.
+	wait_long 1
 	mkfile "$T" $((8 * MiB))
 	# --- 1a. the fill's own member: its reader killed, then unmounted ---
 	cp "$T" "$f" || die 1a-setup
@@ -658,6 +678,8 @@ for p in (1, 2):
 # kernel retries after it drops mmap_lock: it survives a second lost race
 # on a kernel without the fix too).
 group4() {
+	# B must lose its races to the bad members' slow fills.
+	wait_long 4
 	scenario4 1 read
 	scenario4 2 mem
 	scenario4 3 random
@@ -783,7 +805,110 @@ group5() {
 	for g in life-flood life-one; do rmdir "$cg/$g"; done
 }
 
-for g in $groups; do "group$g"; done
+# === 6. a slow member stalls no other member's reader =====================
+# T (4 MiB) on the slow filesystem (s) and on m1 (g), same key level. A
+# reads s cold, reads delayed 8 s: its fill holds the share folios of the
+# first granule locked. Once A sleeps on them, B reads g cold (read(), or a
+# fault of page 0 of an MADV_RANDOM mapping). B's time is judged against
+# its own cold read of g with sharing off (+2 s for the wait and TCG).
+group6() {
+	knobc fill_wait_ms >/dev/null || die 6-setup "no fill_wait_ms"
+	scenario6 a read 1 50
+	scenario6 b random 1 50
+	scenario6 c read 2 50
+	scenario6 d read 1 60000
+	scenario6_bad
+	echo "$wait_default" >"$sysfs/fill_wait_ms"
+}
+scenario6() { # NAME MODE LEVEL WAIT_MS
+	local n="6$1" mode=$2 T s g pa pb t0 t_off t_on brc r0 r k0
+	T=/tmp/$n.true s=$smnt/$n g=$m1/$n
+	mkfile "$T" $((4 * MiB))
+	{ cp "$T" "$s" && cp "$T" "$g" && tag "$s" "$3" && tag "$g" "$3"; } || die "$n-setup"
+	echo "$4" >"$sysfs/fill_wait_ms" || die "$n-setup" "cannot set fill_wait_ms"
+	echo 0 >"$sysfs/enabled"
+	drop_unmapped
+	t0=$(now_ms)
+	cat "$g" >/dev/null
+	t_off=$(($(now_ms) - t0))
+	echo 1 >"$sysfs/enabled"
+	rm -f "/tmp/$n"*.ready "/tmp/$n"*.go
+	python3 "$ipy/reader.py" "$s" "$T" --chunk 131072 "wait:/tmp/${n}a" read >"/tmp/$n.a" 2>&1 &
+	pa=$!
+	if [ "$mode" = read ]; then
+		python3 "$ipy/reader.py" "$g" "$T" --chunk 131072 "wait:/tmp/${n}b" read >"/tmp/$n.b" 2>&1 &
+	else
+		python3 "$mapper" "$g" "$T" 0 "$mode" "/tmp/${n}b" >"/tmp/$n.b" 2>&1 &
+	fi
+	pb=$!
+	{ await "/tmp/${n}a" $pa && await "/tmp/${n}b" $pb; } || die "$n-setup-readers"
+	drop_unmapped
+	k0=$(klog_n) r0=$(vmc fill_rescue)
+	delay 8000 || die "$n-delay"
+	go "/tmp/${n}a"
+	wait_d $pa 50 || echo "# $n: A not seen waiting: $(pstate $pa)"
+	t0=$(now_ms)
+	go "/tmp/${n}b"
+	reap $pb 40
+	brc=$rc t_on=$(($(now_ms) - t0))
+	reap $pa 90
+	delay 0
+	r=$(($(vmc fill_rescue) - r0))
+	echo "# $n ($mode, level $3, fill_wait_ms $4): B's cold read $t_off ms with sharing off, $t_on ms beside A's slow fill; rescues $r; A: $(cat "/tmp/$n.a")"
+	all_true "$n-slow-member-reader-true" "$(cat "/tmp/$n.a")" $((4 * MiB))
+	if [ "$mode" = read ]; then
+		all_true "$n-other-member-reader-true" "$(cat "/tmp/$n.b")" $((4 * MiB))
+	else
+		expect_eq "$n-other-member-fault-true" "0 mmap page=0 true" "$brc $(cat "/tmp/$n.b")"
+	fi
+	if [ "$4" -le 1000 ]; then
+		check "$n-other-member-not-stalled" test "$t_on" -le $((t_off + 2000))
+		check "$n-rescued" test "$r" -ge 1
+	else
+		check "$n-other-member-waits-fill_wait_ms" test "$t_on" -ge 5000
+		expect_eq "$n-no-rescue" 0 "$r"
+	fi
+	log_clean "$n-kernel-log-clean" "$k0"
+	rm -f "$s" "$g" "$T"
+}
+# A is slow and good, B fast and bad (its first 512 KiB rewritten
+# underneath): B's rescue fails its check and ends nothing; A's fill fills
+# the folios, and both readers get true bytes or EIO, never B's bytes.
+scenario6_bad() {
+	local n=6e T s g pa pb b0 k0 ra rb
+	T=/tmp/$n.true s=$smnt/$n g=$m1/$n
+	mkfile "$T" $((2 * MiB))
+	{ cp "$T" "$s" && cp "$T" "$g" && tag "$s" 1 && tag "$g" 1; } || die "$n-setup"
+	check "$n-rewrite-g" rewrite_member "$g" /mnt/img/m1.img "$l1" 0 $((512 * 1024)) "$T" "/tmp/$n.own"
+	echo 50 >"$sysfs/fill_wait_ms"
+	rm -f "/tmp/$n"*.ready "/tmp/$n"*.go
+	python3 "$ipy/reader.py" "$s" "$T" "wait:/tmp/${n}a" read:0:524288 >"/tmp/$n.a" 2>&1 &
+	pa=$!
+	python3 "$ipy/reader.py" "$g" "$T" --own "/tmp/$n.own" "wait:/tmp/${n}b" read:0:524288 >"/tmp/$n.b" 2>&1 &
+	pb=$!
+	{ await "/tmp/${n}a" $pa && await "/tmp/${n}b" $pb; } || die "$n-setup-readers"
+	drop_unmapped
+	k0=$(klog_n) b0=$(dmesg_count 'does not match its key')
+	delay 8000 || die "$n-delay"
+	go "/tmp/${n}a"
+	wait_d $pa 50 || echo "# $n: A not seen waiting: $(pstate $pa)"
+	go "/tmp/${n}b"
+	reap $pb 40
+	reap $pa 60
+	delay 0
+	ra=$(cat "/tmp/$n.a") rb=$(cat "/tmp/$n.b")
+	echo "# $n: A (slow, good): $ra; B (bad): $rb"
+	all_true "$n-slow-good-member-true" "$ra" 524288
+	check "$n-bad-member-no-wrong-bytes" test "$(field "$rb" wrong)" = 0 -a "$(field "$rb" own)" = 0
+	expect_eq "$n-bad-rescue-caught" 1 $(($(dmesg_count 'does not match its key') - b0))
+	log_clean "$n-kernel-log-clean" "$k0"
+	rm -f "$s" "$g" "$T"
+}
+
+for g in $groups; do
+	"group$g"
+	[ -z "$wait_default" ] || echo "$wait_default" >"$sysfs/fill_wait_ms"
+done
 umount "$smnt" 2>/dev/null
 dmsetup remove "$slow"
 losetup -d "$sloop"
