@@ -20,7 +20,9 @@
 #     Under a limit of 16 MiB, fio's cold readers of four 64 MiB files (by
 #     read() and by mmap) end, four readers read true bytes three times over
 #     and mmap readers twice, and the kernel log stays clean: reclaim takes
-#     share folios the moment a fill unlocks them.
+#     share folios the moment a fill unlocks them. A level-2 share's copy
+#     of the level below (1 MiB for a 16 GiB file) is charged to the
+#     opener's cgroup.
 #  4. a failing fill never fails another member's read: a reader of a good
 #     member that waited for a fill from a bad member (x3), and whose retry
 #     then meets another bad member's fill (x4) owning its granule, reads
@@ -50,7 +52,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib-integrity.sh"
 
 groups=${LIFETIME_GROUPS:-1 2 3 4 5 6}
-declare -A ncases=([1]=27 [2]=12 [3]=11 [4]=18 [5]=3 [6]=25)
+declare -A ncases=([1]=27 [2]=12 [3]=12 [4]=18 [5]=3 [6]=25)
 n=0
 for g in $groups; do n=$((n + ${ncases[$g]:?unknown group $g})); done
 plan $n
@@ -580,7 +582,36 @@ group3() {
 		fail 3c-level2-read-under-limit "sum $out; $(cat "$cg/life-d/memory.events")"
 	fi
 	for g in life-a life-b life-c life-d; do rmdir "$cg/$g"; done
+	group3e
 	group3d
+}
+# --- 3e. a level-2 share's copy of the level below (1 MiB for a 16 GiB
+# file: 32768 hashes) is charged to the opener's cgroup. Opened in a
+# cgroup of its own, the tagged file costs it >= 512 KiB more than its
+# untagged twin (python's own allocations between the two readings of
+# memory.current are in both; charges are batched, up to 256 KiB early).
+# Sparse files: mkkey hashes holes unread.
+group3e() {
+	local t=$m1/tree16g u=$m1/tree16g.twin g dt du
+	for g in t u; do
+		{ truncate -s $((16 * 1024 * MiB)) "${!g}" &&
+			head -c "$MiB" /dev/urandom | dd of="${!g}" conv=notrunc status=none; } || die 3e-setup
+	done
+	tag "$t" 2 || die 3e-setup "mkkey --level 2 failed"
+	rmdir "$cg/life-g" 2>/dev/null
+	mkdir "$cg/life-g" || die 3e-setup "mkdir $cg/life-g"
+	open_cost() { # FILE: memory.current after opening it less before
+		in_cg life-g python3 -c 'import os, sys
+cur = lambda: int(open(sys.argv[2]).read())
+before = cur()
+fd = os.open(sys.argv[1], os.O_RDONLY)
+print(cur() - before)' "$1" "$cg/life-g/memory.current"
+	}
+	du=$(open_cost "$u") dt=$(open_cost "$t")
+	echo "# 3e: opening the 16 GiB file charged $((dt / 1024)) KiB tagged (level 2), $((du / 1024)) KiB untagged"
+	check 3e-level2-tree-copy-charged test $((dt - du)) -ge $((512 * 1024))
+	rm -f "$t" "$u"
+	rmdir "$cg/life-g"
 }
 # --- 3d. cold readers of level-1 files (512 KiB granules, so fills that
 # complete granules into scratch pages) under a limit of 16 MiB: reclaim

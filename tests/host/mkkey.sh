@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkkey=tests/dedup/mkkey.py
 sizes=(1 4096 4097 600000 70000000)
-# 4 per size, then the 33 cases after the loop
-plan $((${#sizes[@]} * 4 + 35))
+# 4 per size, then the 37 cases after the loop
+plan $((${#sizes[@]} * 4 + 37))
 # fsverity is a dependency (scripts/deps.txt): without it, a failure.
 if ! command -v fsverity >/dev/null; then
 	fail mkkey-fsverity "no fsverity tool (Debian package fsverity, scripts/deps.txt)"
@@ -162,3 +162,19 @@ python3 $mkkey --size 5000 "$tmp/g" >"$tmp/ks"
 expect_eq mkkey-size-override 5000 "$(keyfield "$tmp/ks" size)"
 expect_eq mkkey-size-override-mac-is-hmac "$(hmac "$tmp/ks" "$tmp/g")" "$(keyfield "$tmp/ks" mac)"
 check mkkey-target-needs-set sh -c "! python3 $mkkey --target '$tmp/g2' '$tmp/g' >/dev/null 2>&1"
+# A sparse file's holes are hashed as zero blocks without being read: its
+# digest is fs-verity's, and its levels are those of the same bytes read
+# whole (through a pipe: no holes to skip).
+truncate -s $((1024 * 1024 * 1024 + 5)) "$tmp/sp"
+head -c 100000 /dev/urandom | dd of="$tmp/sp" bs=1 seek=1234567 conv=notrunc status=none
+check mkkey-sparse-digest-is-fsverity test "$(python3 $mkkey --digest "$tmp/sp")" = "$(fsverity digest --compact "$tmp/sp")"
+check mkkey-sparse-levels-as-read-whole python3 - "$tmp/sp" <<'EOF'
+import subprocess, sys
+sys.path.insert(0, "tests/dedup")
+import mkkey
+fast = mkkey.merkle_levels(sys.argv[1])
+cat = subprocess.Popen(["cat", sys.argv[1]], stdout=subprocess.PIPE)
+slow = mkkey.merkle_levels("/dev/fd/%d" % cat.stdout.fileno())
+cat.wait()
+sys.exit(fast != slow)
+EOF
