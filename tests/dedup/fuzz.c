@@ -1170,9 +1170,9 @@ int main(int argc, char **argv)
 		report(z, argc, argv);
 		ret = 1;
 	} else {
-		printf("fuzz: seed %llu: %ld steps, no difference (%zu bytes; writes from step %ld; key gone at step %ld; %ld mapping compares relaxed; %ld swapext steps not compared, layouts differ)\n",
+		printf("fuzz: seed %llu: %ld steps, no difference (%zu bytes; writes from step %ld; key gone at step %ld; %ld mapping compares relaxed, %ld of them checked against the share model; %ld swapext steps not compared, layouts differ)\n",
 		       (unsigned long long)z->seed, z->steps, z->orig_len, z->onset == LONG_MAX ? -1 : z->onset,
-		       z->key_lost_step, z->relaxed, z->uncompared);
+		       z->key_lost_step, z->relaxed, z->modelled, z->uncompared);
 		ret = 0;
 	}
 	async_teardown(z);

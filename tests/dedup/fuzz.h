@@ -38,6 +38,7 @@ struct map_slot {
 	int keyed;		/* made from a keyed fd */
 	long wgen;		/* data changes before it was made */
 	long step;
+	int cow;		/* private, and written through: its own pages */
 };
 
 struct side {
@@ -93,6 +94,7 @@ struct fz {
 	long key_lost_step;	/* first step that found the key gone */
 	int twin_attr;		/* the twin still has TWIN_ATTR */
 	long relaxed;		/* mapping compares skipped */
+	long modelled;		/* of those, checked against the share model */
 	long uncompared;	/* swapext steps skipped: layouts differ */
 	char fstype[32], dev[PATH_MAX];
 	int is_xfs, is_ext4;

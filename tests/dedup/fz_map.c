@@ -5,8 +5,12 @@
  *
  * A mapping made before the file's data last changed may keep the bytes
  * it had (docs/interface.md): with --maps loose (the default) its bytes
- * are not compared; --maps share relaxes only mappings made through a
- * keyed fd (maybe a share), --maps strict none.
+ * are not compared with the twin's; --maps share relaxes only mappings
+ * made through a keyed fd (maybe a share), --maps strict none. A relaxed
+ * read of a mapping made through a keyed fd, and never written privately,
+ * is checked against what the documentation allows instead: each page is
+ * the share's (the content tagged, zeros after its end within its last
+ * page), the twin's, or a SIGBUS (map_model()).
  */
 #include "fuzz.h"
 
@@ -102,6 +106,52 @@ int map_relaxed(struct fz *z, const struct map_slot *m)
 	}
 }
 
+/*
+ * Whether @n bytes at file offset @fo, all in one page, are what the share
+ * holds there: the tagged content, zeros after its end in its last page.
+ * Past that page the share has no page (a fault there is a SIGBUS).
+ */
+static int share_page_bytes(const struct fz *z, off_t fo, const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	if ((size_t)fo >= (z->orig_len + PG - 1) / PG * PG)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (p[i] != ((size_t)fo + i < z->orig_len ? z->orig[fo + i] : 0))
+			return 0;
+	return 1;
+}
+
+/*
+ * A relaxed read of the tagged side's mapping @m at @off (r[0]), beside the
+ * twin's (r[1]): every page read must be the share's or the twin's, and a
+ * fault a SIGBUS (or the twin's own fault).
+ */
+static void map_model(struct fz *z, const struct map_slot *m, size_t off, const struct res r[NSIDE])
+{
+	size_t done = 0;
+
+	z->modelled++;
+	while (done < r[0].len) {
+		off_t fo = m->off + (off_t)(off + done);
+		size_t chunk = PG - (size_t)fo % PG;
+		int twin;
+
+		if (chunk > r[0].len - done)
+			chunk = r[0].len - done;
+		twin = done + chunk <= r[1].len && !memcmp(r[0].data + done, r[1].data + done, chunk);
+		if (!twin && !share_page_bytes(z, fo, r[0].data + done, chunk)) {
+			z_fail(z, "mapping made at step %ld: bytes at file offset %lld are neither the share's nor the twin's",
+			       m->step, (long long)fo);
+			return;
+		}
+		done += chunk;
+	}
+	if (r[0].sig && r[0].sig != SIGBUS && !(r[1].sig == r[0].sig && r[1].fault == r[0].fault))
+		z_fail(z, "mapping made at step %ld: signal %d at +%zu, not SIGBUS", m->step, r[0].sig, r[0].fault);
+}
+
 static void unmap_side(struct side *s, int slot)
 {
 	if (s->maps[slot].p)
@@ -151,8 +201,9 @@ void op_mmap(struct fz *z)
 		p = mmap(NULL, len, prot, flags, s->fds[fdslot].fd, off);
 		res_set(&r[i], p == MAP_FAILED ? -1 : 0);
 		if (p != MAP_FAILED)
-			s->maps[slot] = (struct map_slot){ p, len, off, prot, flags, s->fds[fdslot].keyed,
-							  z->wgen, z->step };
+			s->maps[slot] = (struct map_slot){ .p = p, .len = len, .off = off, .prot = prot,
+							  .flags = flags, .keyed = s->fds[fdslot].keyed,
+							  .wgen = z->wgen, .step = z->step };
 	}
 	if (!z_same(z, r)) {
 		for (int i = 0; i < NSIDE; i++)
@@ -229,8 +280,13 @@ void op_fault_read(struct fz *z)
 		r[i].len = sig ? fault : n;
 		r[i].skip = map_relaxed(z, &s->maps[slot]);
 	}
-	if (r[0].skip)
+	if (r[0].skip) {
+		const struct map_slot *m = &z->s[0].maps[slot];
+
 		z->relaxed++;
+		if (m->keyed && !m->cow)
+			map_model(z, m, off, r);
+	}
 	z_same(z, r);
 }
 
@@ -266,6 +322,8 @@ void op_fault_write(struct fz *z)
 		r[i].fault = fault;
 		/* Only a private copy of a relaxed mapping may differ. */
 		r[i].skip = !(m->flags & MAP_SHARED) && map_relaxed(z, &s->maps[slot]);
+		if (!(m->flags & MAP_SHARED))
+			s->maps[slot].cow = 1;
 	}
 	if (z_same(z, r) && (m->flags & MAP_SHARED))
 		z_data_event(z);
