@@ -9,9 +9,9 @@ set -euo pipefail
 
 sizes=(0 1 4095 4096 4097 2097275 5242880)
 bad_values=(enabled:2 enabled:yes-please verify:paranoid min_size:-1 min_size:lots)
-# 86 cases of their own; per size a readpaths case and, but for the empty
+# 87 cases of their own; per size a readpaths case and, but for the empty
 # file, a was-shared case, both for py too; one per bad sysfs value.
-plan $((86 + 2 * ${#sizes[@]} - 1 + 2 + ${#bad_values[@]}))
+plan $((87 + 2 * ${#sizes[@]} - 1 + 2 + ${#bad_values[@]}))
 [ -d "$sysfs" ] || { fail pcdedup-present "no $sysfs"; exit 1; }
 
 # --- off after boot: a tagged file opens privately until switched on ---
@@ -19,6 +19,20 @@ plan $((86 + 2 * ${#sizes[@]} - 1 + 2 + ${#bad_values[@]}))
 # (mkfs.ext4 -F reuses that disk below), one tagged 1 MiB file, held open
 # while the counters and the listing are read.
 expect_eq default-off-knob 0 "$(knob enabled)"
+# The files and modes of /sys/kernel/mm/pcdedup are those its ABI
+# document (in the series) gives: "NAME MODE" lines, sorted, both ways.
+abi_doc=$(dirname "$0")/../../build/linux/Documentation/ABI/testing/sysfs-kernel-mm-pcdedup
+abi_documented() {
+	awk '/^What:/ { if (d) { n = 0; d = 0 } f = $2; sub(".*/pcdedup/", "", f); if (f != "") w[++n] = f }
+	     /^Description:/ && match($0, /[(]R[OW]*, 0[0-7]+[)]|[(]WO, 0[0-7]+[)]/) {
+		m = substr($0, RSTART, RLENGTH); sub(/.*, 0/, "", m); sub(/[)]/, "", m)
+		for (i = 1; i <= n; i++) print w[i], m; d = 1 }' "$abi_doc" | sort
+}
+if [ -r "$abi_doc" ]; then
+	expect_eq abi-doc-is-sysfs "$(abi_documented)" "$(cd "$sysfs" && stat -c '%n %a' -- * | sort)"
+else
+	fail abi-doc-is-sysfs "no $abi_doc (make tree)"
+fi
 pre=/mnt/pre
 mkdir -p $pre
 mkfs.xfs -q -f "$(realpath /dev/disk/by-name/ext)"
