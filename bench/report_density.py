@@ -68,6 +68,13 @@ def density_boots(dens):
     return arms
 
 
+def density_job_seconds(boots, status_cases):
+    """Seconds the density cases of every arm and boot took, from the run's
+    status (by case name: the table's labels name boots differently)."""
+    secs = {x["case"]: x.get("seconds") or 0 for x in status_cases}
+    return round(sum(secs.get(c.name, 0) for cds in boots.values() for c, _ in cds))
+
+
 def arm_states(cds):
     """density_state of each boot of an arm that has a result."""
     return [density_state(c, d) for c, d in cds if d]
@@ -132,9 +139,7 @@ def density_section(results, boots, md, status_cases=()):
               if max(len(x) for x in boots.values()) > 1 else "once.")
            + " Their per-container memory and traces below are the first boot's.", "",
            "![density](density.png)", ""]
-    secs = {x["case"]: x.get("seconds") or 0 for x in status_cases}
-    md += [f"The density job took {round(sum(secs.get(c.name, 0) for c, _ in dens.values()))} "
-           "s in all, "
+    md += [f"The density job took {density_job_seconds(boots, status_cases)} s in all, "
            "boots included.", ""]
     rows, csvrows, plot = [], [], []
     for arm, cds in boots.items():

@@ -27,8 +27,8 @@ from ktap import expect, expect_eq, main, test  # noqa: E402
 import report  # noqa: E402
 from report_base import ratio_figure  # noqa: E402
 from report_containers import start_notes, start_reasons  # noqa: E402
-from report_density import density_boots, density_figures, density_section, \
-    density_state  # noqa: E402
+from report_density import density_boots, density_figures, density_job_seconds, \
+    density_section, density_state  # noqa: E402
 from report_fio import fio_figures  # noqa: E402
 from report_micro import cached_reasons  # noqa: E402
 import report_serverramp  # noqa: E402
@@ -319,6 +319,10 @@ def report_density_boots_bracket():
     expect_eq("4.00x [3.38-4.14x] (N 27/29/28 vs 7/8/7; first fail 28/30/29 vs 8/9/8)|"
               "**met** (2.00x to spare)",
               "|".join(target_row(t, density_figures(boots)["density/thin/on-vs-off"])[2:]))
+    # The job's time is the sum over every boot's case, by case name (the
+    # table's labels, "ARM (boot K)", are not case names).
+    status = [{"case": name, "rc": 0, "seconds": 100 + i} for i, name in enumerate(sorted(dens))]
+    expect_eq(615, density_job_seconds(boots, status))
 
 
 # ---- bench.py's plan -------------------------------------------------------------
