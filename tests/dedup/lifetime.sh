@@ -35,7 +35,7 @@
 #     the flood's own CPU (loop I/O, copies) dominates them either way.
 #  6. a slow member stalls no other member's reader: while a fill reads a
 #     member on dm-delay (8 s), a reader of another member of the share
-#     reads within its own cold read's time with sharing off (+2 s), by
+#     reads within its own cold read's time (twice over, or +2 s), by
 #     read() and by a fault, level 1 and level 2: it reads its own member
 #     once fill_wait_ms has passed (pcdedup_fill_rescue). A rescue from a
 #     member whose blocks changed underneath ends nothing: the slow fill
@@ -843,7 +843,9 @@ group5() {
 # reads s cold, reads delayed 8 s: its fill holds the share folios of the
 # first granule locked. Once A sleeps on them, B reads g cold (read(), or a
 # fault of page 0 of an MADV_RANDOM mapping). B's time is judged against
-# its own cold read of g with sharing off (+2 s for the wait and TCG).
+# its own cold read of g alone through its share (its fills hash, as a
+# rescue does), with twice that or 2 s of slack (the wait, TCG, a debug
+# kernel); its time with sharing off is printed beside.
 group6() {
 	knobc fill_wait_ms >/dev/null || die 6-setup "no fill_wait_ms"
 	scenario6 a read 1 50
@@ -854,7 +856,7 @@ group6() {
 	echo "$wait_default" >"$sysfs/fill_wait_ms"
 }
 scenario6() { # NAME MODE LEVEL WAIT_MS
-	local n="6$1" mode=$2 T s g pa pb t0 t_off t_on brc r0 r k0
+	local n="6$1" mode=$2 T s g pa pb t0 t_off t_own t_on brc r0 r k0
 	T=/tmp/$n.true s=$smnt/$n g=$m1/$n
 	mkfile "$T" $((4 * MiB))
 	{ cp "$T" "$s" && cp "$T" "$g" && tag "$s" "$3" && tag "$g" "$3"; } || die "$n-setup"
@@ -865,6 +867,11 @@ scenario6() { # NAME MODE LEVEL WAIT_MS
 	cat "$g" >/dev/null
 	t_off=$(($(now_ms) - t0))
 	echo 1 >"$sysfs/enabled"
+	# B alone through its share: its own fills, hashing included.
+	drop_unmapped
+	t0=$(now_ms)
+	cat "$g" >/dev/null
+	t_own=$(($(now_ms) - t0))
 	rm -f "/tmp/$n"*.ready "/tmp/$n"*.go
 	python3 "$ipy/reader.py" "$s" "$T" --chunk 131072 "wait:/tmp/${n}a" read >"/tmp/$n.a" 2>&1 &
 	pa=$!
@@ -887,7 +894,7 @@ scenario6() { # NAME MODE LEVEL WAIT_MS
 	reap $pa 90
 	delay 0
 	r=$(($(vmc fill_rescue) - r0))
-	echo "# $n ($mode, level $3, fill_wait_ms $4): B's cold read $t_off ms with sharing off, $t_on ms beside A's slow fill; rescues $r; A: $(cat "/tmp/$n.a")"
+	echo "# $n ($mode, level $3, fill_wait_ms $4): B's cold read $t_off ms with sharing off, $t_own ms alone through its share, $t_on ms beside A's slow fill; rescues $r; A: $(cat "/tmp/$n.a")"
 	all_true "$n-slow-member-reader-true" "$(cat "/tmp/$n.a")" $((4 * MiB))
 	if [ "$mode" = read ]; then
 		all_true "$n-other-member-reader-true" "$(cat "/tmp/$n.b")" $((4 * MiB))
@@ -895,7 +902,8 @@ scenario6() { # NAME MODE LEVEL WAIT_MS
 		expect_eq "$n-other-member-fault-true" "0 mmap page=0 true" "$brc $(cat "/tmp/$n.b")"
 	fi
 	if [ "$4" -le 1000 ]; then
-		check "$n-other-member-not-stalled" test "$t_on" -le $((t_off + 2000))
+		# Within its own read's time, twice over or +2 s (a slow kernel).
+		check "$n-other-member-not-stalled" test "$t_on" -le $((t_own + (t_own > 2000 ? t_own : 2000)))
 		check "$n-rescued" test "$r" -ge 1
 	else
 		check "$n-other-member-waits-fill_wait_ms" test "$t_on" -ge 5000
