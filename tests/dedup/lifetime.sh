@@ -52,7 +52,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib-integrity.sh"
 
 groups=${LIFETIME_GROUPS:-1 2 3 4 5 6}
-declare -A ncases=([1]=27 [2]=12 [3]=13 [4]=18 [5]=3 [6]=25)
+declare -A ncases=([1]=27 [2]=12 [3]=13 [4]=18 [5]=4 [6]=25)
 n=0
 for g in $groups; do n=$((n + ${ncases[$g]:?unknown group $g})); done
 plan $n
@@ -533,6 +533,8 @@ print(st, int((time.monotonic() - t) * 1000), int(k * 1000))' "$big" "$imgstat" 
 
 # === 3. memory cgroups ====================================================
 cg=/sys/fs/cgroup
+tr=/sys/kernel/tracing
+[ -e "$tr/trace" ] || mount -t tracefs nodev "$tr"
 cg_stat() { awk -v k="$2" '$1 == k {print $2}' "$cg/$1/memory.stat"; } # GROUP KEY
 in_cg() { # GROUP CMD...: run CMD in GROUP
 	# shellcheck disable=SC2016
@@ -792,9 +794,13 @@ time.sleep(30)' "$x3" "/tmp/${n}a" &
 # tenant B (life-one) reads one cold 16 MiB file, alone and then beside A.
 # A's files are on XFS on a loop device over tmpfs, so that what A costs
 # B is fill checks (CPU), not waits for the same disk. Level-1 keys:
-# direct fills, whose checks are queued per tenant.
+# direct fills, whose checks are queued per tenant. Fairness is judged by
+# how long checks waited for their turn (tracepoint
+# pcdedup_fill_check_start): B's check waits for at most one of A's, A's
+# for all of A's queued before it, so B's median wait is well below A's;
+# first come, first served makes them alike.
 group5() {
-	local f i g t0 t_alone t_flood q0 o0 sum l5 pids=()
+	local f i g t0 t_alone t_flood q0 o0 sum l5 ev waits pids=()
 	echo +memory >"$cg/cgroup.subtree_control" || die 5-setup "no memory controller"
 	for g in life-flood life-one; do
 		rmdir "$cg/$g" 2>/dev/null
@@ -818,11 +824,16 @@ group5() {
 		pids+=($!)
 	done
 	sleep 2
+	ev=$tr/events/pcdedup/pcdedup_fill_check_start
+	echo 8192 >"$tr/buffer_size_kb"
+	echo >"$tr/trace"
+	echo 1 >"$ev/enable"
 	q0=$(vmc fill_queued) o0=$(vmc open_shared)
 	t0=$(now_ms)
 	sum=$(in_cg life-one sha256sum <"$m1/one")
 	t_flood=$(($(now_ms) - t0))
 	q0=$(($(vmc fill_queued) - q0)) o0=$(($(vmc open_shared) - o0))
+	echo 0 >"$ev/enable"
 	# Everything in the flood's cgroup: the loops and the dd each may be in.
 	echo 1 >"$cg/life-flood/cgroup.kill"
 	wait "${pids[@]}" 2>/dev/null
@@ -831,11 +842,32 @@ group5() {
 	expect_eq 5-read-beside-flood-true "$(direct_sum "$m1/one")" "$sum"
 	check 5-flood-read-through-shares test "$o0" -gt 16
 	check 5-checks-waited-for-turns test "$q0" -gt 0
+	waits=$(check_waits "$(stat -c %i "$cg/life-one")" "$(stat -c %i "$cg/life-flood")" <"$tr/trace")
+	echo "# 5: checks' waits for their turn (count, median us): B $waits A"
+	# shellcheck disable=SC2086 # four numbers
+	check 5-b-checks-wait-less-than-a-checks fair_waits $waits
 	# Fills still queued hold the files they read, and so the mount.
 	for i in $(seq 300); do umount /mnt/flood 2>/dev/null && break; sleep 0.1; done
 	losetup -d "$l5"
 	rm -f /tmp/flood.img "$m1/one"
 	for g in life-flood life-one; do rmdir "$cg/$g"; done
+}
+
+# check_waits B_INO A_INO <TRACE: "count median" of B's checks' waits
+# for their turn (us), then A's, from pcdedup_fill_check_start events.
+check_waits() {
+	local ino waits
+	waits=$(sed -n 's/.*pcdedup_fill_check_start: cgroup \([0-9]*\) wait_us \([0-9]*\)$/\1 \2/p')
+	for ino in "$1" "$2"; do
+		awk -v c="$ino" '$1 == c { print $2 }' <<<"$waits" | sort -n |
+			awk '{ v[NR] = $1 } END { print NR, NR ? v[int(NR / 2) + 1] : -1 }'
+	done | paste -sd' '
+}
+# fair_waits NB MEDIAN_B NA MEDIAN_A: both tenants' checks traced, A's
+# waited, and B's median wait is under half of A's (measured: a fifth
+# with turns, alike (1.2x) first come, first served).
+fair_waits() {
+	[ "$1" -ge 8 ] && [ "$3" -ge 8 ] && [ "$4" -gt 0 ] && [ $(($2 * 2)) -lt "$4" ]
 }
 
 # === 6. a slow member stalls no other member's reader =====================
