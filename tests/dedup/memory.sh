@@ -38,8 +38,9 @@ objcg=8 slack=8
 # 20 bytes per member and 12 per open here), and slab pages that other
 # objects, made and freed meanwhile, keep or free: the per-member figure
 # ranged from 402 to 528 bytes in four runs of one kernel at N = 3000
-# (408-byte members). The charged figures above are exact; these
-# catch what no cgroup pays (a backing file per read).
+# with 408-byte members, 191 with 128-byte ones. The charged figures
+# above are exact; these catch what no cgroup pays (a backing file per
+# read).
 gslack=128
 # XFS frees the inodes a cache drop left it in the background, every
 # xfssyncd_centisecs (30 s by default): megabytes of slab that would go
