@@ -61,7 +61,7 @@ def write_csv(results, name, header, rows):
 
 @dataclass
 class Figure:
-    """A target's figure: VALUE (a ratio, or a change in %) with its bracket
+    """A target's figure: VALUE (a ratio, a change in %, or KiB) with its bracket
     LO..HI (None: the figure has no spread, so no verdict), NOTE printed
     after it, WHY: why there is no figure or no bracket."""
     value: Optional[float] = None

@@ -4,7 +4,7 @@ slab cache and owner, what pcdedup causes, and where the memory of an arm
 that missed its density target went."""
 import os
 
-from report_base import short_of, table, write_csv
+from report_base import Figure, short_of, table, write_csv
 from report_density import density_state, short
 
 
@@ -316,9 +316,24 @@ def page_table(profs, cols):
             + table([("KiB, container pages", None)] + [(short(n), 0) for n in cols], rows))
 
 
+def traced_profiles(dens):
+    """{case: its traced container's profile} of the density cases that
+    traced one (DENS: each arm's first boot)."""
+    return {n: d["profile"] for n, (c, d) in dens.items()
+            if d and (d.get("profile") or {}).get("trace")}
+
+
+def slab_by_owner(profs):
+    """{case: {owner: bytes}} of the traced container's live slab objects."""
+    by = {n: {} for n in profs}
+    for n, prof in profs.items():
+        for site, cache, size, objs, nbytes, owner in profile_rows(prof):
+            by[n][owner] = by[n].get(owner, 0) + nbytes
+    return by
+
+
 def traced_section(results, dens, md):
-    profs = {n: d["profile"] for n, (c, d) in dens.items()
-             if d and (d.get("profile") or {}).get("trace")}
+    profs = traced_profiles(dens)
     if not profs:
         return
     k = next(iter(profs.values()))["container"]
@@ -335,10 +350,7 @@ def traced_section(results, dens, md):
            ""]
     owners = [o for o, _ in OWNERS] + ["other"]
     cols = list(profs)
-    by = {n: {} for n in cols}
-    for n in cols:
-        for site, cache, size, objs, nbytes, owner in profile_rows(profs[n]):
-            by[n][owner] = by[n].get(owner, 0) + nbytes
+    by = slab_by_owner(profs)
     rows = []
     for o in owners:
         vals = [by[n].get(o, 0) / 1024 for n in cols]
@@ -383,11 +395,9 @@ NOT_KERNEL_PAGES = ("slab pages (in the slab rows)", "page cache", "anonymous",
                     "tracing (this measurement)")
 
 
-def extra_memory(profs, slab_by_owner):
-    """Where a pcdedup case's extra kernel memory goes, against the case it
-    is compared with (GAPS), from the traced container: slab objects by
-    owner and pages outside the slab, the page cache and anonymous memory,
-    and pcdedup's own part of the difference."""
+def kernel_kib(profs, slab_by_owner):
+    """{case: {"slab: OWNER" or "pages: OWNER": KiB}}: the kernel's own
+    memory the traced container keeps (NOT_KERNEL_PAGES left out)."""
     kernel = {}
     for n, prof in profs.items():
         k = {f"slab: {o}": v / 1024 for o, v in slab_by_owner[n].items()
@@ -396,6 +406,23 @@ def extra_memory(profs, slab_by_owner):
             if o not in NOT_KERNEL_PAGES and not o.startswith("other"):
                 k[f"pages: {o}"] = v
         kernel[n] = k
+    return kernel
+
+
+def key_buffers(kernel, a, off):
+    """KiB of XFS buffer pages case A keeps beyond OFF (the same case
+    without pcdedup): what sharing makes the filesystem keep besides
+    pcdedup's own objects, the blocks that hold the keys (XFS attribute
+    buffers)."""
+    return kernel[a].get(KEY_BUFFERS, 0) - kernel[off].get(KEY_BUFFERS, 0)
+
+
+def extra_memory(profs, slab_by_owner):
+    """Where a pcdedup case's extra kernel memory goes, against the case it
+    is compared with (GAPS), from the traced container: slab objects by
+    owner and pages outside the slab, the page cache and anonymous memory,
+    and pcdedup's own part of the difference."""
+    kernel = kernel_kib(profs, slab_by_owner)
     out = []
     for a, b in GAPS:
         if a not in kernel or b not in kernel:
@@ -409,9 +436,7 @@ def extra_memory(profs, slab_by_owner):
         caused = ""
         off = PCDEDUP_OFF.get(a)
         if off in kernel:
-            # what sharing makes the filesystem keep besides pcdedup's own
-            # objects: the blocks that hold the keys (XFS attribute buffers)
-            bufs = kernel[a].get(KEY_BUFFERS, 0) - kernel[off].get(KEY_BUFFERS, 0)
+            bufs = key_buffers(kernel, a, off)
             mine = own + max(bufs, 0)
             caused = (f" What pcdedup causes, against {short(off)} (the same case without "
                       f"it): its own objects ({own:+.0f} KiB) and XFS buffer pages "
@@ -436,6 +461,39 @@ PCDEDUP_OFF = {"density-thin-default": "density-thin-off",
 
 
 KEY_BUFFERS = "pages: XFS buffers (metadata, directories)"
+
+
+# The targets on what pcdedup makes the kernel keep per container: the
+# traced container of a pcdedup case against its PCDEDUP_OFF twin.
+MEMORY_TARGETS = (("memory/thin/pcdedup-own-per-container", "density-thin-default"),
+                  ("memory/thin-operator/pcdedup-own-per-container",
+                   "density-thin-default-operator"))
+
+
+def memory_figures(dens):
+    """{target id: Figure}: pcdedup's own kernel memory per container, in
+    KiB: its slab objects and the XFS buffer pages beyond the same case
+    without it (extra_memory's "what pcdedup causes"). One traced container
+    is one exact count, not a sample: its bracket is the value itself. No
+    figure when either case has no trace, or no page trace (the buffer
+    pages would count as 0)."""
+    profs = traced_profiles(dens)
+    kernel = kernel_kib(profs, slab_by_owner(profs))
+    figs = {}
+    for tid, a in MEMORY_TARGETS:
+        off = PCDEDUP_OFF[a]
+        if a not in profs or off not in profs:
+            figs[tid] = Figure(why="not traced")
+            continue
+        if any("pages" not in profs[n]["trace"] for n in (a, off)):
+            figs[tid] = Figure(why="pages not traced")
+            continue
+        own = kernel[a].get("slab: pcdedup", 0) - kernel[off].get("slab: pcdedup", 0)
+        bufs = key_buffers(kernel, a, off)
+        v = own + max(bufs, 0)
+        figs[tid] = Figure(v, v, v, note=f"(one traced container: slab {own:.0f} + XFS "
+                           f"buffers {max(bufs, 0):.0f} KiB, against {short(off)})")
+    return figs
 
 
 MEM_PARTS = ("anonymous (AnonPages)", "page cache (Cached - Shmem)", "tmpfs (Shmem)",

@@ -25,11 +25,12 @@ import bench_fixture  # noqa: E402
 from case import Case, density_pass  # noqa: E402
 from ktap import expect, expect_eq, main, test  # noqa: E402
 import report  # noqa: E402
-from report_base import ratio_figure  # noqa: E402
+from report_base import Figure, ratio_figure  # noqa: E402
 from report_containers import start_notes, start_reasons  # noqa: E402
 from report_density import density_boots, density_figures, density_job_seconds, \
     density_section, density_state  # noqa: E402
 from report_fio import fio_figures  # noqa: E402
+from report_memory import memory_figures  # noqa: E402
 from report_micro import cached_reasons  # noqa: E402
 import report_serverramp  # noqa: E402
 from report_targets import target_row  # noqa: E402
@@ -444,6 +445,76 @@ def report_traced_extra_memory():
            "the page cache and anonymous memory): pages: XFS buffers (metadata, directories) "
            "+1024, slab: XFS +1000, slab: pcdedup +250, slab: overlayfs -664. pcdedup's own "
            "objects: +250 KiB (16% of the difference)." in md(), "not said")
+
+
+MEM_TARGET = ("pcdedup's own kernel memory per container (thin, traced container: its slab "
+              "objects and the XFS buffer pages holding keys, beyond thin without pcdedup)")
+
+
+@test
+def report_target_pcdedup_own_memory():
+    """The fixture's traced thin + pcdedup container against thin off: its
+    250 KiB and 960 KiB of buffer pages, one count (its own bracket); the
+    operator case was not traced (not run): n/a."""
+    expect_eq(["1210 KiB [1210-1210 KiB] (one traced container: slab 250 + XFS buffers "
+               "960 KiB, against thin-off)|**missed** (1060 KiB over)",
+               "n/a|n/a (not traced)"],
+              [target(MEM_TARGET),
+               target("pcdedup's own kernel memory per container (thin as an operator sets "
+                      "it up: noatime, two log buffers, keys inline; traced container: its "
+                      "slab objects and the XFS buffer pages holding keys, beyond thin "
+                      "without pcdedup)")])
+
+
+def traced_case(members, buf_pages, pages=True):
+    """A density result whose traced container holds MEMBERS 128-byte
+    pcdedup objects and BUF_PAGES XFS buffer pages (PAGES: the page trace
+    ran)."""
+    trace = {"live": [{"site": "pcdedup_member_get", "cache": "kmalloc-128", "size": 128,
+                       "objects": members},
+                      {"site": "xfs_inode_alloc", "cache": "xfs_inode", "size": 1024,
+                       "objects": 100}]}
+    if pages:
+        trace["pages"] = [{"caller": "xfs_buf_alloc_pages < xfs_buf_get_map",
+                           "pages": buf_pages}]
+    return (None, {"profile": {"container": 3, "trace": trace}})
+
+
+@test
+def report_memory_figure_synthetic():
+    """pcdedup's slab (800 x 128 B: 100 KiB) and its buffer pages beyond
+    thin off (30 - 10 pages: 80 KiB): 180 KiB; the operator case holds
+    fewer buffer pages than thin off, which count as none, not as less."""
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    figs = memory_figures({"density-thin-default": traced_case(800, 30),
+                           "density-thin-default-operator": traced_case(800, 5),
+                           "density-thin-off": traced_case(0, 10)})
+    f, g = (figs[f"memory/{s}/pcdedup-own-per-container"] for s in ("thin", "thin-operator"))
+    expect_eq([100 + 20 * page_kib] * 3 + [100.0] * 3,
+              [f.value, f.lo, f.hi, g.value, g.lo, g.hi])
+    t = {"target": "t", "want": "<=", "limit": 150, "unit": "KiB"}
+    expect_eq(["<= 150 KiB", "120 KiB [120-120 KiB] (one)", "**met** (30 KiB to spare)",
+               "150.4 KiB [150.4-150.4 KiB]", "**missed** (0.4 KiB over)"],
+              list(target_row(t, Figure(120, 120, 120, "(one)"))[1:]) +
+              list(target_row(t, Figure(150.4, 150.4, 150.4))[2:]))
+
+
+@test
+def report_memory_figure_missing_is_na():
+    """Without the traced container of thin off, or without its page trace,
+    the figure is missing (n/a), never 0."""
+    tid = "memory/thin/pcdedup-own-per-container"
+    t = {"target": "t", "want": "<=", "limit": 150, "unit": "KiB"}
+    figs = [memory_figures(d)[tid] for d in (
+        {"density-thin-default": traced_case(800, 30)},
+        {"density-thin-default": traced_case(800, 30), "density-thin-off": (None, {})},
+        {"density-thin-default": traced_case(800, 30),
+         "density-thin-off": traced_case(0, 10, pages=False)},
+        {})]
+    expect_eq([None] * 4, [f.value for f in figs])
+    expect_eq(["n/a|n/a (not traced)"] * 2 + ["n/a|n/a (pages not traced)",
+                                               "n/a|n/a (not traced)"],
+              ["|".join(target_row(t, f)[2:]) for f in figs])
 
 
 @test
