@@ -24,7 +24,7 @@
 
 /* Long option values for the options below that have no short form. */
 enum { OPT_MIN_SIZE = 0x100, OPT_MISSING_OK, OPT_JSON, OPT_SYSFS,
-	OPT_VMSTAT, OPT_SHARES, OPT_TREE_LEVEL, OPT_SECRET_FILE };
+	OPT_VMSTAT, OPT_SHARES, OPT_TREE_LEVEL, OPT_SECRET_FILE, OPT_TREE_STORE };
 
 /* One option: getopt's value (a letter when it has a short form). */
 struct opt_spec {

@@ -221,7 +221,7 @@ int hash_fd(struct hasher *h, int fd, struct file_tree *tree,
 	 * keeps growing cannot keep us here; one more read below proves that
 	 * was the end.
 	 */
-	tree_init(tree, rd.size);
+	tree_init(tree, rd.size, h->leaves);
 	if (compute_tree(&rd, tree) != 0)
 		goto fail;
 	/* A direct read that came back short was the end; else read on. */

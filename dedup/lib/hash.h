@@ -27,6 +27,8 @@ struct hasher {
 	 */
 	void (*after_chunk)(void *arg, uint64_t done, size_t chunk);
 	void *after_chunk_arg;
+	/* Keep level 0 beyond what a key holds, for the tree store. */
+	bool leaves;
 };
 
 /*

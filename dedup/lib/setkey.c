@@ -93,6 +93,9 @@ static bool level_range(const struct file_tree *tree, const struct setkey_opts *
 	if (o->level == SETKEY_LEVEL_INLINE && *first == 0 && *last > 0 &&
 	    key_value_len(tree->size, 0) > SETKEY_INLINE_MAX)
 		*first = 1;
+	while (o->level == SETKEY_LEVEL_SHORT && *first < *last &&
+	       key_value_len(tree->size, *first) > SETKEY_INLINE_MAX)
+		(*first)++;
 	return true;
 }
 

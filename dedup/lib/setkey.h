@@ -30,6 +30,13 @@
  */
 #define SETKEY_LEVEL_INLINE	(-2)
 #define SETKEY_INLINE_MAX	255
+/*
+ * setkey_opts.level: the lowest level whose value stays in the inode (at
+ * most SETKEY_INLINE_MAX bytes), else level 2: for a host that keeps level
+ * 0 in a tree store (treestore.h), from which the kernel checks every
+ * block however coarse the key's level.
+ */
+#define SETKEY_LEVEL_SHORT	(-3)
 
 struct setkey_opts {
 	int level;		/* force this tree level, or SETKEY_LEVEL_* */

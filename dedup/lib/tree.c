@@ -9,10 +9,11 @@
 
 bool tree_has_level(const struct file_tree *t, unsigned level)
 {
-	return level <= t->root_level && t->level[level] != NULL;
+	return level <= t->root_level && t->level[level] != NULL &&
+	       key_level_count(t->size, level) <= KEY_MAX_HASHES;
 }
 
-void tree_init(struct file_tree *t, uint64_t size)
+void tree_init(struct file_tree *t, uint64_t size, bool leaves)
 {
 	uint64_t block = 0;
 
@@ -22,7 +23,8 @@ void tree_init(struct file_tree *t, uint64_t size)
 	for (unsigned l = 0; l <= t->root_level; l++) {
 		uint64_t count = key_level_count(size, l);
 
-		if (count <= KEY_MAX_HASHES)
+		if (count <= KEY_MAX_HASHES ||
+		    (l == 0 && leaves && count <= TREE_STORE_MAX_BYTES / KEY_HASH_LEN))
 			t->level[l] = xcalloc((size_t)count, KEY_HASH_LEN);
 	}
 	/* Level l is stored in count(l + 1) blocks, higher levels first. */

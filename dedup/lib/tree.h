@@ -22,18 +22,28 @@ struct file_tree {
 	uint8_t digest[KEY_HASH_LEN];	/* the fs-verity file digest */
 	/*
 	 * The hashes of each level up to the root; NULL for a level of more
-	 * than KEY_MAX_HASHES hashes: no attribute could hold it.
+	 * than KEY_MAX_HASHES hashes: no attribute could hold it (level 0 is
+	 * kept up to TREE_STORE_MAX_BYTES when asked for, for the tree store).
 	 */
 	uint8_t *level[KEY_MAX_LEVEL + 1];
 	/* First tree block of each level below the root, in that layout. */
 	uint64_t first_block[KEY_MAX_LEVEL];
 };
 
-/* Set up @t for a file of @size > 0 bytes, with room for the kept levels. */
-void tree_init(struct file_tree *t, uint64_t size);
+/*
+ * The most level-0 hashes a tree store file holds: the kernel takes level
+ * 0 from the store for contents of up to 1 GiB (fs/pcdedup/store.c).
+ */
+#define TREE_STORE_MAX_BYTES	(8u << 20)
+
+/*
+ * Set up @t for a file of @size > 0 bytes, with room for the kept levels;
+ * with @leaves, level 0 is kept up to TREE_STORE_MAX_BYTES.
+ */
+void tree_init(struct file_tree *t, uint64_t size, bool leaves);
 void tree_free(struct file_tree *t);
 
-/* Is @level kept (it exists and fits in an attribute)? */
+/* Is @level kept and can a key carry it (it fits in an attribute)? */
 bool tree_has_level(const struct file_tree *t, unsigned level);
 
 /*

@@ -47,21 +47,6 @@ static int secret_option(int c, const char *arg, void *ctx)
 	}
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int random_secret(struct secret *s, char *why, size_t whylen)
 {
 	size_t got = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* pcdedup tag: hash regular files and set their trusted.pcdedup keys. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +19,40 @@
 #include "mac.h"
 #include "parse.h"
 #include "setkey.h"
+#include "treestore.h"
 #include "util.h"
 
 struct tag_run {
 	int level;		/* --tree-level, or SETKEY_LEVEL_* */
+	bool level_given;	/* --tree-level was given */
+	int store_fd;		/* --tree-store's directory, or -1 */
 	atomic_ullong tagged, migrated, reauthenticated, unchanged;
+	atomic_ullong stored, store_too_large;
 };
+
+/* Put level 0 of a file whose key is right into the tree store, if any. */
+static void store_tree(struct driver *d, const struct work_item *it,
+		       const struct file_tree *tree)
+{
+	struct tag_run *run = d->ctx;
+	char why[256];
+
+	if (run->store_fd < 0 || d->dry_run)
+		return;
+	switch (tree_store_put(run->store_fd, tree, why, sizeof(why))) {
+	case TREE_STORE_WRITTEN:
+		atomic_fetch_add(&run->stored, 1);
+		break;
+	case TREE_STORE_UNCHANGED:
+		break;
+	case TREE_STORE_TOO_LARGE:
+		atomic_fetch_add(&run->store_too_large, 1);
+		break;
+	case TREE_STORE_FAILED:
+		driver_error(d, it->path, why);
+		break;
+	}
+}
 
 /*
  * Did the content change between the end of the hash and the set? The
@@ -112,6 +141,7 @@ static void tag_tree(struct driver *d, int fd, const struct work_item *it,
 	switch (set_key(fd, tree, &set, have, got, &level, &err, why, sizeof(why))) {
 	case SETKEY_UNCHANGED:
 		atomic_fetch_add(&run->unchanged, 1);
+		store_tree(d, it, tree);
 		goto out;
 	case SETKEY_FAILED:
 		if (!driver_denied(d, fd, err))
@@ -127,6 +157,7 @@ static void tag_tree(struct driver *d, int fd, const struct work_item *it,
 		goto out;
 	}
 	atomic_fetch_add(outcome(run, have, got, tree, level, &set), 1);
+	store_tree(d, it, tree);
 out:
 	free(have);
 }
@@ -143,6 +174,7 @@ static void tag_file(struct driver *d, struct hasher *h, const struct work_item 
 		driver_error(d, it->path, why);
 		return;
 	}
+	h->leaves = ((struct tag_run *)d->ctx)->store_fd >= 0;
 	/* Held until close(), after the key is set and checked. */
 	err = d->dry_run ? 0 : lease_take(fd, why, sizeof(why));
 	if (err) {
@@ -175,6 +207,12 @@ static void tag_summary(struct driver *d, struct summary *s)
 	summary_count(s, "reauthenticated", "reauthenticated:", run->reauthenticated,
 		      "(keys with a wrong MAC rewritten)");
 	summary_count(s, "unchanged", "unchanged:", run->unchanged, NULL);
+	if (run->store_fd >= 0) {
+		summary_count(s, "stored", "stored:", run->stored,
+			      "(level 0 written to the tree store)");
+		summary_count(s, "store_too_large", "too large to store:", run->store_too_large,
+			      "(level 0 over 8 MiB: contents over 1 GiB)");
+	}
 	driver_summary_skipped(d, s);
 	driver_summary_errors(d, s, "failed", "failed:");
 }
@@ -184,15 +222,31 @@ static int tag_option(struct driver *d, int c, const char *arg)
 	struct tag_run *run = d->ctx;
 	unsigned level;
 
+	if (c == OPT_TREE_STORE) {
+		if (run->store_fd >= 0)
+			close(run->store_fd);
+		run->store_fd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (run->store_fd < 0)
+			return usage_error("tag", "cannot open tree store '%s': %s", arg,
+					   errstr(errno));
+		if (!run->level_given)
+			run->level = SETKEY_LEVEL_SHORT;
+		return 0;
+	}
 	if (c != OPT_TREE_LEVEL)
 		return usage_hint("tag");
+	run->level_given = true;
 	if (strcmp(arg, "inline") == 0) {
 		run->level = SETKEY_LEVEL_INLINE;
 		return 0;
 	}
+	if (strcmp(arg, "short") == 0) {
+		run->level = SETKEY_LEVEL_SHORT;
+		return 0;
+	}
 	if (!parse_tree_level(arg, &level))
-		return usage_error("tag", "bad tree level '%s' (0 to %d, or inline: the kernel "
-				   "honours no other)", arg, KEY_MAX_KEY_LEVEL);
+		return usage_error("tag", "bad tree level '%s' (0 to %d, inline or short: the "
+				   "kernel honours no other)", arg, KEY_MAX_KEY_LEVEL);
 	run->level = (int)level;
 	return 0;
 }
@@ -204,7 +258,13 @@ static const struct opt_spec tag_opts[] = {
 	{ "tree-level", OPT_TREE_LEVEL, "N", "write tree level N (0 to 2), never another one;\n"
 	  "'inline': level 0 while its key is at most 255 bytes\n"
 	  "(files up to 20 KiB: XFS keeps it in the inode), else\n"
-	  "the lowest level above that fits" },
+	  "the lowest level above that fits; 'short': the lowest\n"
+	  "level whose key is at most 255 bytes (level 1 up to\n"
+	  "2.5 MiB), else 2 (the default with --tree-store)" },
+	{ "tree-store", OPT_TREE_STORE, "DIR", "also write level 0 of each file's tree to DIR,\n"
+	  "one file per content named by its hex digest, for the\n"
+	  "kernel to check every 4 KiB block however coarse the key\n"
+	  "(/sys/kernel/mm/pcdedup/tree_store; contents up to 1 GiB)" },
 	{ "dry-run", 'n', NULL, "hash and compare, but write no key" },
 	OPT_SPEC_CROSS_FS,
 	OPT_SPEC_SECRET_FILE,
@@ -267,10 +327,14 @@ static int tag_main(int argc, char **argv)
 		.work = tag_file,
 		.summary = tag_summary,
 	};
-	struct tag_run run = { .level = SETKEY_LEVEL_LOWEST };
+	struct tag_run run = { .level = SETKEY_LEVEL_LOWEST, .store_fd = -1 };
+	int status;
 
 	lease_setup();
-	return driver_main(&cmd, &run, argc, argv);
+	status = driver_main(&cmd, &run, argc, argv);
+	if (run.store_fd >= 0)
+		close(run.store_fd);
+	return status;
 }
 
 const struct command cmd_tag = { &tag_spec, tag_main };

@@ -244,7 +244,7 @@ static void test_setkey_no_level_above_2(void)
 	int err = -1;
 	enum setkey_result r;
 
-	tree_init(&t, size);
+	tree_init(&t, size, false);
 	r = set_key(-1, &t, &o, NULL, -1, &level, &err, why, sizeof(why));
 	expect("setkey-level-2-too-long-not-tagged", r == SETKEY_FAILED &&
 	       strstr(why, "levels 0 to 2 only; not tagged") && err == 0,

@@ -1235,6 +1235,141 @@ static void test_tree_level_inline(void)
 	free(dir);
 }
 
+/* Read all of @path into a malloc'd buffer; its length to @len. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!fp)
+		return NULL;
+	if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 &&
+	    fseek(fp, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(fp);
+	return buf;
+}
+
+/* The tree store file of @path's content: DIR/<hex digest>. */
+static char *store_path(const char *store, const struct oracle *o)
+{
+	char name[65];
+
+	for (int i = 0; i < 32; i++)
+		snprintf(name + 2 * i, 3, "%02x", o->digest[i]);
+	return path_join(store, name);
+}
+
+/*
+ * --tree-store DIR: level 0 of every file (as the oracle computes it) in
+ * DIR/<hex digest>, keys at the short level (at most 255 bytes), nothing
+ * rewritten on a second run, a damaged store file put right, a file whose
+ * level 0 is over 8 MiB not stored, and a store that is no directory a
+ * usage error.
+ */
+static void test_tree_store(void)
+{
+	static const struct {
+		off_t size;
+		int level;
+	} files[] = {
+		{ 20480, 0 },			/* 5 blocks: level 0 is 240 bytes */
+		{ 20481, 1 },
+		{ 5 * 128 * 4096, 1 },		/* 5 granules: level 1 is 240 bytes */
+		{ 5 * 128 * 4096 + 1, 2 },
+	};
+	const size_t n = sizeof(files) / sizeof(files[0]);
+	char *dir = make_tmpdir("treestore"), *store = make_tmpdir("treestore-dir");
+	char *paths[4], *stored[4] = { 0 }, *huge = path_join(dir, "huge");
+	struct run_result r;
+	struct stat before, after;
+	bool all = true;
+	size_t i, len;
+	FILE *fp;
+
+	for (i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%zu", i);
+		paths[i] = path_join(dir, name);
+		write_pattern(paths[i], files[i].size, (int)i + 11);
+	}
+	/* 1 GiB + 1 byte, sparse: level 0 is 8 MiB + 32 bytes. */
+	fp = fopen(huge, "w");
+	if (!fp || ftruncate(fileno(fp), (1ll << 30) + 1) != 0)
+		all = false;
+	if (fp)
+		fclose(fp);
+	pcd(&r, "tag", "--tree-store", store, dir);
+	expect("tag-store-exit-0", all && r.status == 0 && counter(r.out, "tagged:") == 5 &&
+	       counter(r.out, "stored:") == 4 && counter(r.out, "too large to store:") == 1,
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	for (i = 0; i < n; i++) {
+		struct oracle o;
+		uint8_t *have = NULL;
+		char name[48];
+
+		len = 0;
+		snprintf(name, sizeof(name), "tag-store-level-0-%lld", (long long)files[i].size);
+		if (oracle_build(paths[i], &o)) {
+			stored[i] = store_path(store, &o);
+			have = slurp(stored[i], &len);
+			expect(name, have && len == o.count[0] * 32 &&
+			       memcmp(have, o.level[0], len) == 0,
+			       "%s: %zu bytes, not the oracle's %llu of level 0", stored[i], len,
+			       (unsigned long long)o.count[0] * 32);
+			oracle_free(&o);
+		} else {
+			fail(name, "no oracle for %s", paths[i]);
+		}
+		free(have);
+		snprintf(name, sizeof(name), "tag-store-short-level-%lld",
+			 (long long)files[i].size);
+		expect(name, key_level(paths[i]) == files[i].level && key_state(paths[i]) == 1,
+		       "level %d, want %d", key_level(paths[i]), files[i].level);
+	}
+	/* A second run writes nothing; a damaged file is written again. */
+	all = stored[0] && stat(stored[0], &before) == 0;
+	pcd(&r, "tag", "--tree-store", store, dir);
+	expect("tag-store-unchanged", all && r.status == 0 && counter(r.out, "unchanged:") == 5 &&
+	       counter(r.out, "stored:") == 0 && stat(stored[0], &after) == 0 &&
+	       after.st_ino == before.st_ino,
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	fp = stored[1] ? fopen(stored[1], "r+") : NULL;
+	if (fp) {
+		fputc('X', fp);
+		fclose(fp);
+	}
+	pcd(&r, "tag", "--tree-store", store, dir);
+	expect("tag-store-repairs", fp && r.status == 0 && counter(r.out, "stored:") == 1,
+	       "exit %d: %s %s", r.status, r.out, r.err);
+	free_result(&r);
+	pcd(&r, "tag", "--tree-store", paths[0], dir);
+	expect("tag-store-not-a-directory", r.status == 2 &&
+	       contains(r.err, "cannot open tree store"), "exit %d: %s", r.status, r.err);
+	free_result(&r);
+	unlink(huge);
+	for (i = 0; i < n; i++) {
+		if (stored[i])
+			unlink(stored[i]);
+		free(stored[i]);
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+	free(huge);
+	free(store);
+	free(dir);
+}
+
 /* A filesystem that takes short values only: tag falls back level by level. */
 static void test_fallback(void)
 {
@@ -1631,7 +1766,7 @@ int main(void)
 	 * Every case of the tests below; without trusted.* attributes (not
 	 * root) two groups and the five skips below.
 	 */
-	harness_plan(have_xattrs ? 163 : 14);
+	harness_plan(have_xattrs ? 175 : 14);
 	if (!cli_init())
 		return harness_exit();
 	/* These need no trusted.* attributes, or check they cannot be set. */
@@ -1661,6 +1796,7 @@ int main(void)
 	test_fsverity_digest_and_level();
 	test_tree_level();
 	test_tree_level_inline();
+	test_tree_store();
 	test_fallback();
 	test_the_secret();
 	test_level_above_2();
