@@ -105,7 +105,11 @@ def main():
                "whose config.json is umoci's, with its root the container's snapshot or "
                "overlay mount and its own cgroup v2 group (memory controller)."
                + (f" Image: {image['files']} files, {image['rootfs_kb'] / 1024:.1f} MiB."
-                  if image else ""), ""]
+                  if image else "")
+               + (" Tagged with `--tree-store`: keys of the short level (at most 255 "
+                  "bytes, in the inode), level 0 of every content in the image's tree "
+                  "store, which each case names to the kernel (a copy in /run)."
+                  if image and image.get("tree_store") else ""), ""]
     head, body = [], []
     pairs = report_pairs.load_pairs(raw, cases)
     report_pairs.pairs_section(results, pairs, head)

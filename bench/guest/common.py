@@ -1,6 +1,7 @@
 """Helpers shared by the in-guest benchmark scripts (standard library only)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,6 +19,12 @@ SYSFS = "/sys/kernel/mm/pcdedup"
 # boot that reads the image loads it. A boot that tags files of its own
 # makes one on /run (tmpfs: one per boot).
 IMAGE_SECRET = "pcdedup-secret"
+# The image's tree store (`pcdedup tag --tree-store`): level 0 of every
+# content, on the image's root beside its secret; named to the kernel from
+# a copy in /run, since the knob holds the filesystem it names busy and
+# thin cases unmount snapshot 1 once their roots are set up.
+TREE_STORE = "pcdedup-trees"
+RUN_TREE_STORE = "/run/pcdedup-trees"
 BOOT_SECRET = "/run/pcdedup-secret"
 VG = "bench"
 DISK = "/dev/disk/by-name/bench"
@@ -91,8 +98,28 @@ def set_pcdedup(case, secret=None):
     if case.dedup and case.min_size is not None:
         with open(os.path.join(SYSFS, "min_size"), "w") as f:
             f.write(str(case.min_size))
+    if case.dedup:
+        use_tree_store(secret)
     with open(os.path.join(SYSFS, "enabled"), "w") as f:
         f.write("1" if case.dedup else "0")
+
+
+def use_tree_store(secret):
+    """Name the tree store of the image whose secret is SECRET, if it has
+    one and the kernel takes one; else name none."""
+    knob = os.path.join(SYSFS, "tree_store")
+    if not os.path.exists(knob):
+        return
+    src = os.path.join(os.path.dirname(secret), TREE_STORE)
+    name = ""
+    if os.path.isdir(src):
+        with open(knob, "w") as f:  # the copy in /run may be replaced
+            f.write("\n")
+        shutil.rmtree(RUN_TREE_STORE, ignore_errors=True)
+        shutil.copytree(src, RUN_TREE_STORE)
+        name = RUN_TREE_STORE
+    with open(knob, "w") as f:
+        f.write(name + "\n")
 
 
 def disk_sectors_read(dev=DISK):

@@ -99,7 +99,11 @@ def main():
     # The image's own secret, kept on it for the cases that read it.
     c.use_secret(os.path.join(c.ORIGIN_MNT, c.IMAGE_SECRET))
     # Every file gets a key; the kernel's min_size decides which ones share.
-    c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", rootfs, data)
+    # Level 0 goes to the image's tree store, the keys stay in the inodes
+    # (--tree-store's default level, short).
+    store = os.path.join(c.ORIGIN_MNT, c.TREE_STORE)
+    os.makedirs(store)
+    c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", "--tree-store", store, rootfs, data)
     os.makedirs(os.path.join(c.ORIGIN_MNT, "versions"))
     # A key's MAC binds it to its inode: a copy of a key (cp -a, or
     # setfattr --restore of a dump) is not honoured on another inode. cp -a
@@ -111,7 +115,8 @@ def main():
         if v % 10 == 0:
             c.log(f"version {v}/{versions}")
     c.log("tagging the versions")
-    c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", os.path.join(c.ORIGIN_MNT, "versions"))
+    c.run(c.PCDEDUP_TOOL, "tag", "-q", "--min-size", "0", "--tree-store", store,
+          os.path.join(c.ORIGIN_MNT, "versions"))
     du = subprocess.run(["du", "-sk", rootfs], capture_output=True, text=True).stdout
     # The copies' keys are their own: verify finds a key with a right MAC.
     keep_key = subprocess.run([c.PCDEDUP_TOOL, "verify", "-q", os.path.join(
@@ -120,7 +125,7 @@ def main():
     c.write_json(a.out, {"files": len(files), "rootfs_kb": int(du.split()[0]),
                          "layer_bytes": info["layer_bytes"], "manifest": info["manifest"],
                          "versions": versions, "fio_file_mib": fio_mib,
-                         "version_copies_keep_key": keep_key,
+                         "version_copies_keep_key": keep_key, "tree_store": True,
                          "build_seconds": round(time.monotonic() - t0, 1)})
 
 
